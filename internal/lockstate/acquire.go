@@ -1,0 +1,299 @@
+package lockstate
+
+import (
+	"fmt"
+	"time"
+)
+
+// AcquireOutcome is the result of one Acquire step.
+type AcquireOutcome string
+
+// Acquire outcomes.
+const (
+	// OutcomeAdmitted means the caller became a holder in the returned state.
+	OutcomeAdmitted AcquireOutcome = "admitted"
+	// OutcomeAlreadyHolder means the caller already holds a slot.
+	OutcomeAlreadyHolder AcquireOutcome = "already-holder"
+	// OutcomeQueued means the caller waits in the queue at Position.
+	OutcomeQueued AcquireOutcome = "queued"
+	// OutcomeAccountBlocked means a schema-5 incident blocks all admission.
+	// Nothing is written; if Position > 0 the caller must remove its own queue
+	// entry with Cleanup{QueueOnly: true}.
+	OutcomeAccountBlocked AcquireOutcome = "account-blocked"
+)
+
+// AcquireRequest is one acquire poll by Identity. Lease sets the holder's
+// expiresAt = acquiredAt + Lease on admission.
+type AcquireRequest struct {
+	Identity Identity
+	Lease    time.Duration
+}
+
+// AcquireDecision describes what Acquire decided.
+type AcquireDecision struct {
+	Outcome AcquireOutcome
+	// Changed is true iff the returned state must be written. When false the
+	// returned state equals the input: a waiting poll writes nothing.
+	Changed bool
+	// Position is the 1-based queue position when queued (or when blocked
+	// while queued), 0 otherwise.
+	Position int
+	// QuarantineRecovered reports a same-runner quarantine reclaim.
+	QuarantineRecovered bool
+	// ConsumedQuarantine is the quarantine removed by the reclaim; pass it as
+	// CleanupRequest.RestoreQuarantine if the admission is retracted.
+	ConsumedQuarantine *Reservation
+	// Incident is a copy of the active incident when account-blocked.
+	Incident *Incident
+	// MigratedTo is the schema reached by a migration in this call, or 0.
+	MigratedTo int
+}
+
+// Acquire is the state logic of one iteration of the reference acquire loop
+// (spec §3.5 steps 4-11): runner-id requirement and migrations, incident
+// blocking, cooldown pruning, the already-holder path (run-attempt fence and
+// jobId backfill), queue dedupe, refreshing or appending the caller's entry,
+// and admission. Joining the queue and admission land in one returned state
+// when a slot is free.
+//
+// Safety: admission never makes holders exceed maxHolders − reservations
+// (a same-runner quarantine reclaim swaps a reservation for a holder); under
+// runner serialization one runner holds at most one slot or reservation and
+// admissions follow each runner's FIFO order. s is never modified.
+//
+// Divergences from the reference, by design: a poll whose only effect would
+// be pruning expired cooldowns or collapsing duplicate schema-2 queue entries
+// is not a write (Changed=false); expired cooldowns are pruned before the
+// 4 -> 5 drain check.
+func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, AcquireDecision, error) {
+	id := req.Identity
+	if s == nil {
+		return nil, AcquireDecision{}, newError(CodeInvalidState, "acquire lock: state is nil")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	if req.Lease <= 0 {
+		return nil, AcquireDecision{}, newError(CodeInvalidLease, fmt.Sprintf("acquire %s: lease %s must be positive", s.Lock, req.Lease))
+	}
+	if err := id.validate("acquire " + s.Lock); err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	if err := validateState(s, ""); err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	work := s.Clone()
+	observed := work.SchemaVersion
+	runner := jsTrim(id.RunnerID)
+	serialized := EffectiveRunnerSerialization(work, cfg)
+	if serialized && runner == "" {
+		return nil, AcquireDecision{}, newError(CodeRunnerIDRequired, fmt.Sprintf(
+			"acquire %s: runner-id is required while runner serialization is active", s.Lock))
+	}
+	pruneExpired(work, now)
+	migratedTo, err := migrate(work, cfg, observed)
+	if err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	dec := AcquireDecision{MigratedTo: migratedTo}
+
+	// Step 5: an active incident blocks; never enqueue, never write here.
+	if work.SchemaVersion >= 5 && work.ActiveIncident != nil {
+		inc := *work.ActiveIncident
+		return s.Clone(), AcquireDecision{Outcome: OutcomeAccountBlocked, Incident: &inc, Position: QueuePosition(s, id.HolderID)}, nil
+	}
+
+	// Step 7: already a holder.
+	if hi := HolderIndex(work, id.HolderID); hi >= 0 {
+		return acquireAsHolder(s, work, hi, id, serialized, now)
+	}
+
+	// Step 8: dedupe the queue, then refresh or append the caller's entry.
+	work.Queue = dedupeQueue(work.Queue)
+	changed := migratedTo != 0
+	want := id.entry(work.SchemaVersion, now)
+	qi := QueuePosition(work, id.HolderID) - 1
+	if qi >= 0 {
+		refreshed, err := refreshEntry(work.Queue[qi], want, id, serialized, work.Lock)
+		if err != nil {
+			return nil, AcquireDecision{}, err
+		}
+		if refreshed != work.Queue[qi] {
+			work.Queue[qi] = refreshed
+			changed = true
+		}
+	} else {
+		work.Queue = append(work.Queue, want)
+		qi = len(work.Queue) - 1
+		changed = true
+	}
+
+	// Steps 9-10: admission.
+	free := FreeSlots(work, cfg)
+	reclaim := -1
+	if serialized && work.SchemaVersion >= 4 && free >= 0 && firstQueuedOnRunner(work, runner) == qi {
+		for i, r := range work.Reservations {
+			if r.State == ReservationQuarantine && r.RunnerID == runner {
+				reclaim = i
+			}
+		}
+	}
+	eligible := reclaim >= 0 || selected(work, free, serialized, qi)
+	if (free > 0 || reclaim >= 0) && eligible {
+		holder := Holder{
+			Entry:      id.entry(work.SchemaVersion, now),
+			AcquiredAt: FormatTime(now),
+			ExpiresAt:  FormatTime(now.Add(req.Lease)),
+		}
+		work.Queue = append(work.Queue[:qi:qi], work.Queue[qi+1:]...)
+		if reclaim >= 0 {
+			consumed := work.Reservations[reclaim]
+			dec.ConsumedQuarantine = &consumed
+			dec.QuarantineRecovered = true
+			work.Reservations = append(work.Reservations[:reclaim:reclaim], work.Reservations[reclaim+1:]...)
+		}
+		work.Holders = append(work.Holders, holder)
+		out, err := finish(work, now)
+		if err != nil {
+			return nil, AcquireDecision{}, err
+		}
+		dec.Outcome, dec.Changed = OutcomeAdmitted, true
+		return out, dec, nil
+	}
+
+	// Step 11: queued.
+	dec.Outcome, dec.Position = OutcomeQueued, qi+1
+	if !changed {
+		return s.Clone(), dec, nil
+	}
+	out, err := finish(work, now)
+	if err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	dec.Changed = true
+	return out, dec, nil
+}
+
+// acquireAsHolder is step 7: fence the existing holder and backfill its jobId.
+func acquireAsHolder(s, work *State, hi int, id Identity, serialized bool, now time.Time) (*State, AcquireDecision, error) {
+	h := work.Holders[hi]
+	if serialized {
+		verdict, err := admissionFence(h.Entry, id, "holder", work.Lock)
+		if err != nil {
+			return nil, AcquireDecision{}, err
+		}
+		if verdict == fenceNewer {
+			return nil, AcquireDecision{}, newError(CodeHolderEarlierAttempt, fmt.Sprintf(
+				"acquire %s: holder %s belongs to an earlier run attempt (%s < %s); the scheduled reaper must reconcile it before a rerun can acquire",
+				work.Lock, h.HolderID, h.RunAttempt, id.RunAttempt))
+		}
+	} else if h.RunAttempt == id.RunAttempt {
+		if err := jobConflict(h.Entry, id, "holder", work.Lock); err != nil {
+			return nil, AcquireDecision{}, err
+		}
+	}
+	dec := AcquireDecision{Outcome: OutcomeAlreadyHolder}
+	if id.JobID == "" || h.JobID != "" || h.RunAttempt != id.RunAttempt {
+		return s.Clone(), dec, nil
+	}
+	work.Holders[hi].JobID = id.JobID
+	out, err := finish(work, now)
+	if err != nil {
+		return nil, AcquireDecision{}, err
+	}
+	dec.Changed = true
+	return out, dec, nil
+}
+
+// refreshEntry returns what the caller's existing queue entry should be.
+// Under serialization the run-attempt fence runs: the same attempt may only
+// backfill a jobId; a newer attempt replaces the entry (keeping its queue
+// position). Without serialization there is no fence: the same attempt
+// backfills a jobId and a numerically newer canonical attempt replaces it.
+func refreshEntry(stored, want Entry, id Identity, serialized bool, lock string) (Entry, error) {
+	if serialized {
+		verdict, err := admissionFence(stored, id, "queue entry", lock)
+		if err != nil {
+			return Entry{}, err
+		}
+		if verdict == fenceNewer {
+			return want, nil
+		}
+	} else {
+		if stored.RunAttempt != id.RunAttempt {
+			if isCanonicalPositiveDecimal(stored.RunAttempt) && isCanonicalPositiveDecimal(id.RunAttempt) &&
+				compareDecimal(id.RunAttempt, stored.RunAttempt) > 0 {
+				return want, nil
+			}
+			return stored, nil
+		}
+		if err := jobConflict(stored, id, "queue entry", lock); err != nil {
+			return Entry{}, err
+		}
+	}
+	if stored.JobID == "" && id.JobID != "" {
+		stored.JobID = id.JobID
+	}
+	return stored, nil
+}
+
+// dedupeQueue keeps the first entry per holderId (schema 2 may hold
+// duplicates; the reference dedupeQueueEntries).
+func dedupeQueue(q []Entry) []Entry {
+	seen := make(map[string]bool, len(q))
+	out := make([]Entry, 0, len(q))
+	for _, e := range q {
+		if seen[e.HolderID] {
+			continue
+		}
+		seen[e.HolderID] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// firstQueuedOnRunner returns the index of the first queue entry on runner, or -1.
+func firstQueuedOnRunner(s *State, runner string) int {
+	for i, e := range s.Queue {
+		if e.RunnerID == runner {
+			return i
+		}
+	}
+	return -1
+}
+
+// selected reports whether queue index qi is among the entries admission may
+// take now. Without serialization that is the first free entries. With it,
+// the FIFO scan skips runners that already hold a slot or reservation (or
+// were picked earlier in the scan) and picks up to free distinct runners
+// (the reference selectEligibleQueueEntries).
+func selected(s *State, free int, serialized bool, qi int) bool {
+	if free <= 0 {
+		return false
+	}
+	if !serialized {
+		return qi < free
+	}
+	occupied := map[string]bool{}
+	for _, h := range s.Holders {
+		occupied[h.RunnerID] = true
+	}
+	for _, r := range s.Reservations {
+		occupied[r.RunnerID] = true
+	}
+	picked := 0
+	for i, e := range s.Queue {
+		if picked >= free {
+			return false
+		}
+		if occupied[e.RunnerID] {
+			continue
+		}
+		if i == qi {
+			return true
+		}
+		occupied[e.RunnerID] = true
+		picked++
+	}
+	return false
+}

@@ -1,0 +1,292 @@
+package lockstate
+
+import (
+	"fmt"
+	"time"
+)
+
+// Default reservation reasons used when the caller supplied no report reason.
+const (
+	// ReasonDefaultConfirmed is the reference's reason for a resource-safe release.
+	ReasonDefaultConfirmed = "release cleanup confirmed resource-safe"
+	// ReasonDefaultUnproven is the reference's reason for an unproven release.
+	ReasonDefaultUnproven = "release cleanup was not proven resource-safe"
+)
+
+// CleanupResult names what a cleanup did (cleanupResultName, spec §1.4).
+type CleanupResult string
+
+// Cleanup results in the reference's first-match order.
+const (
+	// ResultGlobalQuarantined means a schema-5 incident exists after the cleanup.
+	ResultGlobalQuarantined CleanupResult = "global-quarantined"
+	// ResultCooldownStarted means a cooldown reservation was created.
+	ResultCooldownStarted CleanupResult = "cooldown-started"
+	// ResultQuarantined means a quarantine reservation was created.
+	ResultQuarantined CleanupResult = "quarantined"
+	// ResultReleased means a holder was removed without a reservation.
+	ResultReleased CleanupResult = "released"
+	// ResultQueueCleaned means only a queue entry was removed.
+	ResultQueueCleaned CleanupResult = "queue-cleaned"
+	// ResultNoop means there was nothing to remove.
+	ResultNoop CleanupResult = "noop"
+	// ResultLockReleaseUnreachable is decided by the release caller, never by
+	// Cleanup: confirmed cleanup whose state file stayed unreachable.
+	ResultLockReleaseUnreachable CleanupResult = "lock-release-unreachable"
+)
+
+// CleanupRequest asks Cleanup to remove the caller's own queue entries and
+// holder slot (the reference cleanupIdentity).
+type CleanupRequest struct {
+	HolderID, RunAttempt, RunnerID string
+	// Report is the (already validated) cleanup evidence. The zero Report
+	// means unknown/healthy without a reason (post and timeout cleanup).
+	Report Report
+	// QueueOnly removes only queue entries (incident seen while queued).
+	QueueOnly bool
+	// PreActivation retracts this invocation's own admission before licensed
+	// work started: no reservation is created.
+	PreActivation bool
+	// RestoreQuarantine, with PreActivation, puts back the quarantine
+	// consumed by the retracted admission.
+	RestoreQuarantine *Reservation
+	// ReservationID is used if a reservation is created (caller-generated).
+	ReservationID string
+	// Identity is the caller identity an incident is built from (schema 5,
+	// blocked report).
+	Identity Identity
+	// ServerURL is GITHUB_SERVER_URL for the incident runUrl ("" = default).
+	ServerURL string
+}
+
+// CleanupDecision describes what Cleanup did.
+type CleanupDecision struct {
+	Result       CleanupResult
+	Released     bool
+	QueueCleaned bool
+	// Changed is true iff the returned state must be written; when false the
+	// returned state equals the input.
+	Changed bool
+	// Reservation is the reservation created (or restored), if any.
+	Reservation *Reservation
+	// IncidentID is the active incident after the cleanup, if any.
+	IncidentID string
+	// HeldBy and HeldByRunURL describe the first remaining holder.
+	HeldBy, HeldByRunURL string
+}
+
+// Cleanup is one round of the reference cleanupIdentity (spec §3.7 steps 1-8,
+// §2.6, §2.7): raise the account incident for a blocked report at schema 5,
+// prune expired cooldowns, remove the caller's owned queue entries and (unless
+// QueueOnly) owned holders, then turn the first removed holder into a
+// cooldown or quarantine at schema >= 4. A confirmed release with a cooldown
+// of 0 seconds frees the slot without a reservation. Ownership needs the same
+// holderId and, from schema 3, a caller attempt >= the stored attempt; a
+// stale caller owns nothing. s is never modified.
+func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, CleanupDecision, error) {
+	if s == nil {
+		return nil, CleanupDecision{}, newError(CodeInvalidState, "clean up lock: state is nil")
+	}
+	lock := s.Lock
+	if err := cfg.validate(); err != nil {
+		return nil, CleanupDecision{}, err
+	}
+	if req.HolderID == "" {
+		return nil, CleanupDecision{}, newError(CodeInvalidIdentity, fmt.Sprintf("clean up %s: holder-id is empty", lock))
+	}
+	if err := validateState(s, ""); err != nil {
+		return nil, CleanupDecision{}, err
+	}
+	report, err := cleanupReport(req.Report, lock)
+	if err != nil {
+		return nil, CleanupDecision{}, err
+	}
+	work := s.Clone()
+	schema := work.SchemaVersion
+	runner := jsTrim(req.RunnerID)
+	if schema >= 3 && runner == "" {
+		return nil, CleanupDecision{}, newError(CodeRunnerIDRequired, fmt.Sprintf(
+			"clean up %s: runner-id is required to clean up schema %d lock ownership", lock, schema))
+	}
+
+	// Step 2: incident.
+	incidentCreated := false
+	blocked := schema >= 5 && report.Health == HealthBlocked
+	if blocked && work.ActiveIncident == nil {
+		inc, err := IncidentFor(req.Identity, now, req.ServerURL)
+		if err != nil {
+			return nil, CleanupDecision{}, err
+		}
+		work.ActiveIncident = inc
+		incidentCreated = true
+	}
+	// Step 3.
+	expired := pruneExpired(work, now)
+
+	// Steps 4-5.
+	var dec CleanupDecision
+	keptQueue := make([]Entry, 0, len(work.Queue))
+	for _, e := range work.Queue {
+		owned, err := ownsEntry(e, req.HolderID, req.RunAttempt, schema, lock)
+		if err != nil {
+			return nil, CleanupDecision{}, err
+		}
+		if owned {
+			dec.QueueCleaned = true
+			continue
+		}
+		keptQueue = append(keptQueue, e)
+	}
+	work.Queue = keptQueue
+	var removed []Holder
+	if !req.QueueOnly {
+		kept := make([]Holder, 0, len(work.Holders))
+		for _, h := range work.Holders {
+			owned, err := ownsEntry(h.Entry, req.HolderID, req.RunAttempt, schema, lock)
+			if err != nil {
+				return nil, CleanupDecision{}, err
+			}
+			if owned {
+				removed = append(removed, h)
+				continue
+			}
+			kept = append(kept, h)
+		}
+		work.Holders = kept
+	}
+	dec.Released = len(removed) > 0
+
+	// Step 6: reservation for removedHolders[0] only.
+	var created *Reservation
+	if dec.Released && schema >= 4 {
+		var err error
+		if req.PreActivation {
+			created, err = restoreQuarantine(work, removed[0], req.RestoreQuarantine)
+		} else if !blocked {
+			created, err = releaseReservation(work, cfg, removed[0], report, req.ReservationID, now)
+		}
+		if err != nil {
+			return nil, CleanupDecision{}, err
+		}
+		if created != nil {
+			work.Reservations = append(work.Reservations, *created)
+			c := *created
+			dec.Reservation = &c
+		}
+	}
+
+	// Step 7.
+	if len(work.Holders) > 0 {
+		dec.HeldBy, dec.HeldByRunURL = work.Holders[0].HolderID, work.Holders[0].RunURL
+	}
+	globalQuarantined := schema >= 5 && work.ActiveIncident != nil
+	if globalQuarantined {
+		dec.IncidentID = work.ActiveIncident.IncidentID
+	}
+	switch {
+	case globalQuarantined:
+		dec.Result = ResultGlobalQuarantined
+	case created != nil && !req.PreActivation && created.State == ReservationCooldown:
+		dec.Result = ResultCooldownStarted
+	case created != nil && !req.PreActivation:
+		dec.Result = ResultQuarantined
+	case dec.Released:
+		dec.Result = ResultReleased
+	case dec.QueueCleaned:
+		dec.Result = ResultQueueCleaned
+	default:
+		dec.Result = ResultNoop
+	}
+
+	// Step 8.
+	if !(dec.Released || dec.QueueCleaned || expired > 0 || incidentCreated) {
+		return s.Clone(), dec, nil
+	}
+	out, err := finish(work, now)
+	if err != nil {
+		return nil, CleanupDecision{}, err
+	}
+	dec.Changed = true
+	return out, dec, nil
+}
+
+// cleanupReport validates a non-zero report; the zero Report is
+// unknown/healthy with no reason.
+func cleanupReport(r Report, lock string) (Report, error) {
+	if r == (Report{}) {
+		return Report{Status: StatusUnknown, Health: HealthHealthy}, nil
+	}
+	out, code := ValidateReport(r, "")
+	if code != "" {
+		return Report{}, newError(CodeInvalidReport, fmt.Sprintf("clean up %s: cleanup report is invalid (%s)", lock, code))
+	}
+	return out, nil
+}
+
+// releaseReservation builds the cooldown or quarantine for a removed holder,
+// or nil for a confirmed release with a cooldown <= 0.
+func releaseReservation(s *State, cfg Config, h Holder, report Report, reservationID string, now time.Time) (*Reservation, error) {
+	confirmed := report.Status == StatusConfirmed
+	if confirmed && cfg.ReleaseCooldownSeconds <= 0 {
+		return nil, nil
+	}
+	id := jsTrim(reservationID)
+	if id == "" {
+		return nil, newError(CodeReservationIDRequired, fmt.Sprintf("clean up %s: a reservation ID is required to reserve the released slot", s.Lock))
+	}
+	for _, r := range s.Reservations {
+		if r.ReservationID == id {
+			return nil, newError(CodeDuplicateReservation, fmt.Sprintf("clean up %s: reservation %s already exists", s.Lock, id))
+		}
+	}
+	reason := report.Reason
+	if reason == "" {
+		reason = ReasonDefaultUnproven
+		if confirmed {
+			reason = ReasonDefaultConfirmed
+		}
+	}
+	r := &Reservation{
+		ReservationID: id,
+		HolderID:      h.HolderID,
+		Repository:    h.Repository,
+		Workflow:      h.Workflow,
+		Job:           h.Job,
+		RunID:         h.RunID,
+		RunAttempt:    h.RunAttempt,
+		RunURL:        h.RunURL,
+		RunnerID:      h.RunnerID,
+		Reason:        reason,
+		State:         ReservationQuarantine,
+		CreatedAt:     FormatTime(now),
+	}
+	if confirmed {
+		r.State = ReservationCooldown
+		r.AvailableAt = FormatTime(now.Add(time.Duration(cfg.ReleaseCooldownSeconds) * time.Second))
+	}
+	return r, nil
+}
+
+// restoreQuarantine puts back the exact quarantine a retracted admission
+// consumed, refusing another runner, another state or an existing ID.
+func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error) {
+	if q == nil {
+		return nil, nil
+	}
+	fail := func(detail string) (*Reservation, error) {
+		return nil, newError(CodeInvalidQuarantineRestore, fmt.Sprintf("restore quarantine %s on %s: %s", q.ReservationID, s.Lock, detail))
+	}
+	if q.State != ReservationQuarantine {
+		return fail("reservation is not a quarantine")
+	}
+	if q.RunnerID != h.RunnerID {
+		return fail(fmt.Sprintf("quarantine runner %q differs from the retracted holder runner %q", q.RunnerID, h.RunnerID))
+	}
+	for _, r := range s.Reservations {
+		if r.ReservationID == q.ReservationID {
+			return fail("reservation ID already exists")
+		}
+	}
+	c := *q
+	return &c, nil
+}

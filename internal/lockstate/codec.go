@@ -1,0 +1,648 @@
+package lockstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// MaxSchemaVersion is the newest state schema this package reads and writes.
+// A document with a larger integer schemaVersion fails closed with
+// CodeNewerSchema. Raising it (schema 6: fencing tokens and a bounded
+// overtaking counter) means: new State fields, a new branch in decodeState
+// and stableState, a 5 -> 6 step in migrate.go, and golden files.
+const MaxSchemaVersion = 5
+
+// DefaultSchemaVersion is the schema a missing state file starts at and the
+// schema schema-1 documents are normalized to on read.
+const DefaultSchemaVersion = 2
+
+// DefaultServerURL is GITHUB_SERVER_URL when the environment leaves it unset.
+const DefaultServerURL = "https://github.com"
+
+// Reservation states.
+const (
+	// ReservationCooldown is a reservation that expires at AvailableAt.
+	ReservationCooldown = "cooldown"
+	// ReservationQuarantine is a reservation that never expires on its own.
+	ReservationQuarantine = "quarantine"
+)
+
+// State is the normalized lock state document locks/<lock>.json.
+//
+// A State returned by Decode or by a transition is valid: Encode accepts it
+// and Decode(Encode(s)) equals it. Holders and Queue are never nil;
+// Reservations is non-nil exactly when SchemaVersion >= 4. Fields that do not
+// exist at the state's schema (RunnerID below 3) are empty.
+type State struct {
+	SchemaVersion  int
+	Lock           string
+	Holders        []Holder
+	Queue          []Entry
+	Reservations   []Reservation // schema >= 4
+	ActiveIncident *Incident     // schema 5 (nil = JSON null)
+	UpdatedAt      string        // as read; Encode writes what is in it
+}
+
+// Entry is one queued request. All fields are strings exactly as stored;
+// RunnerID is set only at schema >= 3 and JobID only when proven.
+type Entry struct {
+	HolderID   string
+	Repository string
+	Workflow   string
+	Job        string
+	RunID      string
+	RunAttempt string
+	RunURL     string
+	QueuedAt   string
+	RunnerID   string
+	JobID      string
+}
+
+// Holder is an admitted entry occupying one slot until ExpiresAt (a lease
+// hint for the reaper: holding is not guaranteed to be safe after it, and
+// nothing but the reaper removes an expired holder).
+type Holder struct {
+	Entry
+	AcquiredAt string
+	ExpiresAt  string
+}
+
+// Reservation (schema >= 4) keeps a slot occupied after its holder left:
+// a cooldown until AvailableAt, or a quarantine until recovered.
+type Reservation struct {
+	ReservationID string
+	HolderID      string
+	Repository    string
+	Workflow      string
+	Job           string
+	RunID         string
+	RunAttempt    string
+	RunURL        string
+	RunnerID      string
+	Reason        string
+	State         string // ReservationCooldown or ReservationQuarantine
+	CreatedAt     string
+	AvailableAt   string // cooldown only
+}
+
+// Incident (schema 5) is the single immutable global account incident that
+// blocks every admission until an operator recovers it.
+type Incident struct {
+	IncidentID     string
+	Repository     string
+	Workflow       string
+	Job            string
+	RunID          string
+	RunAttempt     string
+	RunURL         string
+	RunnerID       string
+	ReportedAt     string
+	Reason         string
+	EvidenceDigest string
+}
+
+// DecodeOptions parameterizes Decode.
+type DecodeOptions struct {
+	// Lock is the expected lock name; the document's lock must equal it.
+	Lock string
+	// ServerURL is GITHUB_SERVER_URL; its origin must prefix an incident's
+	// runUrl. Empty means DefaultServerURL.
+	ServerURL string
+	// Now fills the reference's read-time defaults (queuedAt and acquiredAt
+	// of legacy entries that lack them). Zero leaves them empty; Decode never
+	// reads a clock.
+	Now time.Time
+}
+
+// Empty returns the state a missing file means: schema 2, no holders, no
+// queue.
+func Empty(lock string) *State {
+	return &State{SchemaVersion: DefaultSchemaVersion, Lock: lock, Holders: []Holder{}, Queue: []Entry{}}
+}
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Holders = append([]Holder{}, s.Holders...)
+	c.Queue = append([]Entry{}, s.Queue...)
+	if s.Reservations != nil || s.SchemaVersion >= 4 {
+		c.Reservations = append([]Reservation{}, s.Reservations...)
+	}
+	if s.ActiveIncident != nil {
+		inc := *s.ActiveIncident
+		c.ActiveIncident = &inc
+	}
+	return &c
+}
+
+// canonicalize makes the slice shapes of s match what Decode produces.
+func (s *State) canonicalize() {
+	if s.Holders == nil {
+		s.Holders = []Holder{}
+	}
+	if s.Queue == nil {
+		s.Queue = []Entry{}
+	}
+	if s.SchemaVersion >= 4 && s.Reservations == nil {
+		s.Reservations = []Reservation{}
+	}
+	if s.SchemaVersion < 4 && len(s.Reservations) == 0 {
+		s.Reservations = nil
+	}
+}
+
+// Decode parses, normalizes and validates a state document with every
+// fail-closed rule of the reference normalizeState (spec §2.3). Schema 1 is
+// normalized to schema 2; unknown fields are dropped. Every failure is an
+// *Error; nothing is repaired.
+func Decode(data []byte, opts DecodeOptions) (*State, error) {
+	if opts.Lock == "" {
+		return nil, newError(CodeInvalidLockName, "decode lock state: expected lock name is empty")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, newError(CodeInvalidJSON, fmt.Sprintf("decode lock state %q: invalid JSON: %v", opts.Lock, err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, newError(CodeInvalidJSON, fmt.Sprintf("decode lock state %q: invalid JSON: trailing data after the document", opts.Lock))
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, newError(CodeNotObject, fmt.Sprintf("decode lock state %q: state file must contain a JSON object", opts.Lock))
+	}
+	return decodeState(obj, opts)
+}
+
+func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
+	lock := opts.Lock
+	fail := func(code Code, format string, args ...any) (*State, error) {
+		return nil, newError(code, fmt.Sprintf("decode lock state %q: ", lock)+fmt.Sprintf(format, args...))
+	}
+	// Rule 2.
+	if got, ok := obj["lock"].(string); !ok || got != lock {
+		return fail(CodeLockMismatch, "lock mismatch: state file is for %s", describeLock(obj["lock"]))
+	}
+	// Rule 3.
+	schema, err := decodeSchemaVersion(obj, lock)
+	if err != nil {
+		return nil, err
+	}
+	// Rule 4.
+	queueRaw, hasQueue := obj["queue"]
+	queue, queueIsArray := queueRaw.([]any)
+	if hasQueue && !queueIsArray {
+		return fail(CodeInvalidQueue, "queue must be an array")
+	}
+	// Rule 5.
+	holdersRaw, holdersIsArray := obj["holders"].([]any)
+	if schema >= 2 && !holdersIsArray {
+		return fail(CodeInvalidHolders, "schema %d requires a holders array", schema)
+	}
+	// Rule 6.
+	holderRaw, hasHolder := obj["holder"]
+	if schema >= 2 && !hasHolder {
+		return fail(CodeMissingHolderMirror, "schema %d state must contain the legacy holder mirror", schema)
+	}
+	// Rule 7.
+	reservationsRaw, reservationsIsArray := obj["reservations"].([]any)
+	if schema >= 4 && !reservationsIsArray {
+		return fail(CodeInvalidReservations, "schema %d requires a reservations array", schema)
+	}
+	// Rule 8.
+	incidentRaw, hasIncident := obj["activeIncident"]
+	if schema >= 5 && !hasIncident {
+		return fail(CodeMissingActiveIncident, "schema %d state must contain activeIncident (null or an incident)", schema)
+	}
+	// Rule 9.
+	if schema >= 4 {
+		for i, r := range reservationsRaw {
+			m, ok := r.(map[string]any)
+			if !ok || jsTrim(coerce(m["reservationId"])) == "" {
+				return fail(CodeInvalidReservation, "reservation %d must be an object with a non-empty reservationId", i)
+			}
+		}
+	}
+	// Rule 10.
+	if schema == 1 && !hasHolder {
+		return fail(CodeMissingHolderMirror, "schema 1 state must contain a holder key")
+	}
+	// Rule 11.
+	holderMaps := make([]map[string]any, 0, len(holdersRaw))
+	for i, h := range holdersRaw {
+		m, ok := entryObject(h)
+		if !ok {
+			return fail(CodeInvalidEntry, "holder %d must be an object with a non-empty holderId", i)
+		}
+		holderMaps = append(holderMaps, m)
+	}
+	queueMaps := make([]map[string]any, 0, len(queue))
+	for i, q := range queue {
+		m, ok := entryObject(q)
+		if !ok {
+			return fail(CodeInvalidEntry, "queue entry %d must be an object with a non-empty holderId", i)
+		}
+		queueMaps = append(queueMaps, m)
+	}
+	// Rule 12.
+	var mirror map[string]any
+	if holderRaw != nil {
+		m, ok := entryObject(holderRaw)
+		if !ok {
+			return fail(CodeInvalidHolderMirror, "holder must be null or an object with a non-empty holderId")
+		}
+		mirror = m
+	}
+	// Rule 13.
+	if schema >= 2 {
+		if err := checkMirror(mirror, holderMaps, schema, lock); err != nil {
+			return nil, err
+		}
+	}
+	// Rule 14.
+	seen := map[string]bool{}
+	for _, m := range holderMaps {
+		id := coerce(m["holderId"])
+		if seen[id] {
+			return fail(CodeDuplicateHolder, "holders contain holderId %q more than once", id)
+		}
+		seen[id] = true
+	}
+	// The normalized holders are holders[] ++ [holder], deduped by holderId.
+	if mirror != nil && !seen[coerce(mirror["holderId"])] {
+		holderMaps = append(holderMaps, mirror)
+	}
+	nowStr := ""
+	if !opts.Now.IsZero() {
+		nowStr = FormatTime(opts.Now)
+	}
+	effective := max(schema, DefaultSchemaVersion)
+	s := &State{
+		SchemaVersion: effective,
+		Lock:          lock,
+		Holders:       make([]Holder, 0, len(holderMaps)),
+		Queue:         make([]Entry, 0, len(queueMaps)),
+		UpdatedAt:     coerce(obj["updatedAt"]),
+	}
+	// Rules 15 and 16.
+	for i, m := range holderMaps {
+		e, err := normalizeEntry(m, effective, nowStr, "holder", i, lock)
+		if err != nil {
+			return nil, err
+		}
+		acquired := coerce(m["acquiredAt"])
+		if acquired == "" {
+			acquired = nowStr
+		}
+		s.Holders = append(s.Holders, Holder{Entry: e, AcquiredAt: acquired, ExpiresAt: coerce(m["expiresAt"])})
+	}
+	for i, m := range queueMaps {
+		e, err := normalizeEntry(m, effective, nowStr, "queue entry", i, lock)
+		if err != nil {
+			return nil, err
+		}
+		s.Queue = append(s.Queue, e)
+	}
+	// Rule 17.
+	if effective >= 4 {
+		s.Reservations = make([]Reservation, 0, len(reservationsRaw))
+		for i, r := range reservationsRaw {
+			res, err := normalizeReservation(r.(map[string]any), i, lock)
+			if err != nil {
+				return nil, err
+			}
+			s.Reservations = append(s.Reservations, res)
+		}
+	}
+	if effective >= 5 && incidentRaw != nil {
+		inc, err := normalizeIncident(incidentRaw, lock)
+		if err != nil {
+			return nil, err
+		}
+		s.ActiveIncident = inc
+	}
+	origin := ""
+	if s.ActiveIncident != nil {
+		o, err := ServerOrigin(opts.ServerURL)
+		if err != nil {
+			return nil, err
+		}
+		origin = o
+	}
+	// Rules 17 (field checks), 18 and 19.
+	if err := validateState(s, origin); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// describeLock renders the document's lock value for an error message.
+func describeLock(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	if v == nil {
+		return "no lock"
+	}
+	return "a non-string lock"
+}
+
+// decodeSchemaVersion implements rule 3; an absent key means schema 1.
+func decodeSchemaVersion(obj map[string]any, lock string) (int, error) {
+	v, ok := obj["schemaVersion"]
+	if !ok {
+		return 1, nil
+	}
+	unsupported := newError(CodeUnsupportedSchema, fmt.Sprintf(
+		"decode lock state %q: state file schema %s is unsupported; expected an integer from 1 through %d",
+		lock, describeSchema(v), MaxSchemaVersion))
+	n, isNum := v.(json.Number)
+	if !isNum {
+		return 0, unsupported
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) || f < 1 {
+		return 0, unsupported
+	}
+	if f > MaxSchemaVersion {
+		return 0, newError(CodeNewerSchema, fmt.Sprintf(
+			"decode lock state %q: state file schema %s is newer than supported schema %d; upgrade this build lock client to a release that supports it",
+			lock, jsNumberString(string(n)), MaxSchemaVersion))
+	}
+	return int(f), nil
+}
+
+func describeSchema(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		return jsNumberString(string(x))
+	case string:
+		return strconv.Quote(x)
+	case nil:
+		return "null"
+	default:
+		return "of a non-numeric type"
+	}
+}
+
+// coerce is the reference's `String(value || "")`: falsy values become "".
+func coerce(v any) string {
+	if !jsTruthy(v) {
+		return ""
+	}
+	return jsString(v)
+}
+
+// entryObject reports whether v is an object with a truthy, non-empty holderId.
+func entryObject(v any) (map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || coerce(m["holderId"]) == "" {
+		return nil, false
+	}
+	return m, true
+}
+
+// mirrorFields are compared between holder and holders[0] (rule 13).
+var mirrorFields = []string{"holderId", "repository", "workflow", "job", "runId", "runAttempt", "runUrl", "queuedAt", "acquiredAt", "expiresAt"}
+
+func checkMirror(mirror map[string]any, holders []map[string]any, schema int, lock string) error {
+	mismatch := func(detail string) error {
+		return newError(CodeHolderMirrorMismatch, fmt.Sprintf("decode lock state %q: legacy holder mirror does not match holders[0]: %s", lock, detail))
+	}
+	if len(holders) == 0 {
+		if mirror != nil {
+			return mismatch("holder is set but holders is empty")
+		}
+		return nil
+	}
+	if mirror == nil {
+		return mismatch("holder is null but holders is not empty")
+	}
+	first := holders[0]
+	fields := mirrorFields
+	if schema >= 3 {
+		fields = append(append([]string{}, fields...), "runnerId")
+	}
+	_, aJob := first["jobId"]
+	_, bJob := mirror["jobId"]
+	if aJob || bJob {
+		fields = append(append([]string{}, fields...), "jobId")
+	}
+	for _, f := range fields {
+		if coerce(first[f]) != coerce(mirror[f]) {
+			return mismatch(fmt.Sprintf("field %s differs", f))
+		}
+	}
+	return nil
+}
+
+func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int, lock string) (Entry, error) {
+	e := Entry{
+		HolderID:   coerce(m["holderId"]),
+		Repository: coerce(m["repository"]),
+		Workflow:   coerce(m["workflow"]),
+		Job:        coerce(m["job"]),
+		RunID:      coerce(m["runId"]),
+		RunAttempt: coerce(m["runAttempt"]),
+		RunURL:     coerce(m["runUrl"]),
+		QueuedAt:   coerce(m["queuedAt"]),
+	}
+	if e.QueuedAt == "" {
+		e.QueuedAt = coerce(m["acquiredAt"])
+	}
+	if e.QueuedAt == "" {
+		e.QueuedAt = nowStr
+	}
+	if schema >= 3 {
+		e.RunnerID = jsTrim(coerce(m["runnerId"]))
+		if e.RunnerID == "" {
+			return Entry{}, newError(CodeMissingRunnerID, fmt.Sprintf(
+				"decode lock state %q: %s %d (%s) has no runnerId, which schema %d requires", lock, kind, index, e.HolderID, schema))
+		}
+	}
+	if v, ok := m["jobId"]; ok {
+		e.JobID = jsString(v)
+		if !isCanonicalPositiveDecimal(e.JobID) {
+			return Entry{}, newError(CodeInvalidJobID, fmt.Sprintf(
+				"decode lock state %q: %s %d (%s) has an invalid numeric Actions job ID", lock, kind, index, e.HolderID))
+		}
+	}
+	return e, nil
+}
+
+func normalizeReservation(m map[string]any, index int, lock string) (Reservation, error) {
+	r := Reservation{
+		ReservationID: jsTrim(coerce(m["reservationId"])),
+		HolderID:      coerce(m["holderId"]),
+		Repository:    coerce(m["repository"]),
+		Workflow:      coerce(m["workflow"]),
+		Job:           coerce(m["job"]),
+		RunID:         coerce(m["runId"]),
+		RunAttempt:    coerce(m["runAttempt"]),
+		RunURL:        coerce(m["runUrl"]),
+		RunnerID:      jsTrim(coerce(m["runnerId"])),
+		Reason:        coerce(m["reason"]),
+		State:         coerce(m["state"]),
+		CreatedAt:     coerce(m["createdAt"]),
+		AvailableAt:   coerce(m["availableAt"]),
+	}
+	if _, has := m["availableAt"]; has && r.State == ReservationQuarantine {
+		return Reservation{}, newError(CodeInvalidReservation, fmt.Sprintf(
+			"decode lock state %q: quarantine reservation %q must not have availableAt", lock, r.ReservationID))
+	}
+	_ = index
+	return r, nil
+}
+
+var incidentKeys = []string{"incidentId", "repository", "workflow", "job", "runId", "runAttempt", "runUrl", "runnerId", "reportedAt", "reason", "evidenceDigest"}
+
+func normalizeIncident(v any, lock string) (*Incident, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, newError(CodeInvalidIncident, fmt.Sprintf("decode lock state %q: activeIncident must be null or an object", lock))
+	}
+	vals := make([]string, len(incidentKeys))
+	for i, k := range incidentKeys {
+		s, ok := m[k].(string)
+		if !ok {
+			return nil, newError(CodeInvalidIncident, fmt.Sprintf("decode lock state %q: activeIncident.%s must be a string", lock, k))
+		}
+		vals[i] = s
+	}
+	return &Incident{
+		IncidentID: vals[0], Repository: vals[1], Workflow: vals[2], Job: vals[3], RunID: vals[4],
+		RunAttempt: vals[5], RunURL: vals[6], RunnerID: vals[7], ReportedAt: vals[8], Reason: vals[9],
+		EvidenceDigest: vals[10],
+	}, nil
+}
+
+// Encode returns the exact bytes the reference writes for s:
+// JSON.stringify(stableState(s), null, 2) + "\n". It validates s first and
+// never encodes an invalid state. Schemas 1 and 2 are written as 2, without
+// runnerId. UpdatedAt is written as is; transitions that change the state set
+// it to the transition's now.
+func Encode(s *State) ([]byte, error) {
+	if s == nil {
+		return nil, newError(CodeInvalidState, "encode lock state: state is nil")
+	}
+	if err := validateState(s, ""); err != nil {
+		return nil, err
+	}
+	return []byte(stringifyIndent(stableState(s)) + "\n"), nil
+}
+
+// stableState builds the ordered document of spec §2.1.
+func stableState(s *State) jsonObject {
+	schema := max(s.SchemaVersion, DefaultSchemaVersion)
+	holders := make(jsonArray, 0, len(s.Holders))
+	for _, h := range s.Holders {
+		holders = append(holders, holderNode(h, schema))
+	}
+	var mirror jsonNode = jsonNull{}
+	if len(holders) > 0 {
+		mirror = holders[0]
+	}
+	queue := make(jsonArray, 0, len(s.Queue))
+	for _, e := range s.Queue {
+		queue = append(queue, entryNode(e, schema, nil))
+	}
+	doc := jsonObject{
+		{"schemaVersion", jsonInt(schema)},
+		{"lock", jsonString(s.Lock)},
+		{"holder", mirror},
+		{"holders", holders},
+		{"queue", queue},
+	}
+	if schema >= 4 {
+		res := make(jsonArray, 0, len(s.Reservations))
+		for _, r := range s.Reservations {
+			res = append(res, reservationNode(r))
+		}
+		doc = append(doc, jsonMember{"reservations", res})
+	}
+	if schema >= 5 {
+		var inc jsonNode = jsonNull{}
+		if s.ActiveIncident != nil {
+			inc = incidentNode(s.ActiveIncident)
+		}
+		doc = append(doc, jsonMember{"activeIncident", inc})
+	}
+	return append(doc, jsonMember{"updatedAt", jsonString(s.UpdatedAt)})
+}
+
+func entryNode(e Entry, schema int, holder *Holder) jsonObject {
+	o := jsonObject{
+		{"holderId", jsonString(e.HolderID)},
+		{"repository", jsonString(e.Repository)},
+		{"workflow", jsonString(e.Workflow)},
+		{"job", jsonString(e.Job)},
+		{"runId", jsonString(e.RunID)},
+		{"runAttempt", jsonString(e.RunAttempt)},
+		{"runUrl", jsonString(e.RunURL)},
+		{"queuedAt", jsonString(e.QueuedAt)},
+	}
+	if holder != nil {
+		o = append(o, jsonMember{"acquiredAt", jsonString(holder.AcquiredAt)}, jsonMember{"expiresAt", jsonString(holder.ExpiresAt)})
+	}
+	if schema >= 3 {
+		o = append(o, jsonMember{"runnerId", jsonString(e.RunnerID)})
+	}
+	if e.JobID != "" {
+		o = append(o, jsonMember{"jobId", jsonString(e.JobID)})
+	}
+	return o
+}
+
+func holderNode(h Holder, schema int) jsonObject {
+	return entryNode(h.Entry, schema, &h)
+}
+
+// reservationNode writes the reservation key order chosen for this port
+// (the spec gives the field list, not the reference's normalize order):
+// reservationId, holderId, repository, workflow, job, runId, runAttempt,
+// runUrl, runnerId, state, reason, createdAt, then availableAt for cooldowns.
+func reservationNode(r Reservation) jsonObject {
+	o := jsonObject{
+		{"reservationId", jsonString(r.ReservationID)},
+		{"holderId", jsonString(r.HolderID)},
+		{"repository", jsonString(r.Repository)},
+		{"workflow", jsonString(r.Workflow)},
+		{"job", jsonString(r.Job)},
+		{"runId", jsonString(r.RunID)},
+		{"runAttempt", jsonString(r.RunAttempt)},
+		{"runUrl", jsonString(r.RunURL)},
+		{"runnerId", jsonString(r.RunnerID)},
+		{"state", jsonString(r.State)},
+		{"reason", jsonString(r.Reason)},
+		{"createdAt", jsonString(r.CreatedAt)},
+	}
+	if r.State == ReservationCooldown {
+		o = append(o, jsonMember{"availableAt", jsonString(r.AvailableAt)})
+	}
+	return o
+}
+
+func incidentNode(i *Incident) jsonObject {
+	return jsonObject{
+		{"incidentId", jsonString(i.IncidentID)},
+		{"repository", jsonString(i.Repository)},
+		{"workflow", jsonString(i.Workflow)},
+		{"job", jsonString(i.Job)},
+		{"runId", jsonString(i.RunID)},
+		{"runAttempt", jsonString(i.RunAttempt)},
+		{"runUrl", jsonString(i.RunURL)},
+		{"runnerId", jsonString(i.RunnerID)},
+		{"reportedAt", jsonString(i.ReportedAt)},
+		{"reason", jsonString(i.Reason)},
+		{"evidenceDigest", jsonString(i.EvidenceDigest)},
+	}
+}

@@ -1,0 +1,154 @@
+package lockstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Config defaults and bounds (spec §2.8, Appendix A).
+const (
+	// DefaultMaxHolders makes every lock a mutex unless configured: a missing
+	// or invalid value can never over-run a license.
+	DefaultMaxHolders = 1
+	// MaxHoldersCap bounds maxHolders.
+	MaxHoldersCap = 64
+	// DefaultReleaseCooldownSeconds historically absorbed the ~5 minute Unity
+	// activation handoff; it applies whenever the config cannot be trusted.
+	DefaultReleaseCooldownSeconds = 360
+	// MaxReleaseCooldownSeconds bounds releaseCooldownSeconds (one day).
+	MaxReleaseCooldownSeconds = 86400
+)
+
+// Config is the per-lock configuration locks/<lock>.config.json.
+// The effective protections are stronger than the flags: state that already
+// reached a schema keeps its protections when flags are turned off (see
+// EffectiveRunnerSerialization).
+type Config struct {
+	MaxHolders             int
+	RunnerSerialization    bool
+	ResourceLifecycle      bool
+	AccountHealth          bool
+	ReleaseCooldownSeconds int
+}
+
+// DefaultConfig returns the safe defaults used for a missing or untrusted
+// config: {1, false, false, false, 360}.
+func DefaultConfig() Config {
+	return Config{MaxHolders: DefaultMaxHolders, ReleaseCooldownSeconds: DefaultReleaseCooldownSeconds}
+}
+
+// validate reports whether c is within the ranges DecodeConfig produces.
+func (c Config) validate() error {
+	switch {
+	case c.MaxHolders < 1 || c.MaxHolders > MaxHoldersCap:
+		return newError(CodeInvalidConfig, fmt.Sprintf("validate lock config: maxHolders %d is outside 1..%d", c.MaxHolders, MaxHoldersCap))
+	case c.ReleaseCooldownSeconds < 0 || c.ReleaseCooldownSeconds > MaxReleaseCooldownSeconds:
+		return newError(CodeInvalidConfig, fmt.Sprintf("validate lock config: releaseCooldownSeconds %d is outside 0..%d", c.ReleaseCooldownSeconds, MaxReleaseCooldownSeconds))
+	case c.ResourceLifecycle && !c.RunnerSerialization:
+		return newError(CodeInvalidConfig, "validate lock config: resourceLifecycle requires runnerSerialization")
+	case c.AccountHealth && !c.ResourceLifecycle:
+		return newError(CodeInvalidConfig, "validate lock config: accountHealth requires resourceLifecycle")
+	}
+	return nil
+}
+
+// DecodeConfig parses a lock config file. It never fails: every problem falls
+// back per spec §2.8 and adds one warning string.
+//   - Malformed JSON or a non-object: defaults.
+//   - maxHolders not an integer 1..64 (a digit string such as "4" is accepted):
+//     1, other keys kept.
+//   - releaseCooldownSeconds not an integer 0..86400: 360, other keys kept.
+//   - runnerSerialization, resourceLifecycle or accountHealth not a JSON
+//     boolean, or enabled without its prerequisite: the entire config is
+//     the defaults.
+//
+// A missing key takes its default silently. Reading the file (404 means
+// defaults silently; transport, 401, 403, 408, 429 and 5xx mean defaults
+// with a warning) is the caller's job.
+func DecodeConfig(data []byte) (Config, []string) {
+	var warnings []string
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return DefaultConfig(), []string{"lock config is not valid JSON; using safe defaults"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return DefaultConfig(), []string{"lock config is not valid JSON; using safe defaults"}
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return DefaultConfig(), []string{"lock config must contain a JSON object; using safe defaults"}
+	}
+	cfg := DefaultConfig()
+	if v, ok := obj["maxHolders"]; ok {
+		n, valid := configInteger(v, true)
+		if valid && n >= 1 && n <= MaxHoldersCap {
+			cfg.MaxHolders = int(n)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("lock config maxHolders must be an integer from 1 through %d; using %d", MaxHoldersCap, DefaultMaxHolders))
+		}
+	}
+	if v, ok := obj["releaseCooldownSeconds"]; ok {
+		n, valid := configInteger(v, false)
+		if valid && n >= 0 && n <= MaxReleaseCooldownSeconds {
+			cfg.ReleaseCooldownSeconds = int(n)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("lock config releaseCooldownSeconds must be an integer from 0 through %d; using %d", MaxReleaseCooldownSeconds, DefaultReleaseCooldownSeconds))
+		}
+	}
+	flags := []struct {
+		key     string
+		dst     *bool
+		prereq  *bool
+		prereqK string
+	}{
+		{"runnerSerialization", &cfg.RunnerSerialization, nil, ""},
+		{"resourceLifecycle", &cfg.ResourceLifecycle, &cfg.RunnerSerialization, "runnerSerialization"},
+		{"accountHealth", &cfg.AccountHealth, &cfg.ResourceLifecycle, "resourceLifecycle"},
+	}
+	for _, f := range flags {
+		v, ok := obj[f.key]
+		if !ok {
+			continue
+		}
+		b, isBool := v.(bool)
+		if !isBool {
+			return DefaultConfig(), append(warnings, fmt.Sprintf("lock config %s must be a JSON boolean; using safe defaults for the entire config", f.key))
+		}
+		if b && f.prereq != nil && !*f.prereq {
+			return DefaultConfig(), append(warnings, fmt.Sprintf("lock config %s requires %s=true; using safe defaults for the entire config", f.key, f.prereqK))
+		}
+		*f.dst = b
+	}
+	return cfg, warnings
+}
+
+// configInteger accepts a JSON number with an integral value, or (when
+// digits is set) a string of ASCII digits.
+func configInteger(v any, digits bool) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) || math.Abs(f) > 1e15 {
+			return 0, false
+		}
+		return int64(f), true
+	case string:
+		if !digits || x == "" || len(x) > 15 {
+			return 0, false
+		}
+		for i := 0; i < len(x); i++ {
+			if x[i] < '0' || x[i] > '9' {
+				return 0, false
+			}
+		}
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}

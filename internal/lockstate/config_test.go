@@ -1,0 +1,54 @@
+package lockstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDecodeConfig(t *testing.T) {
+	t.Parallel()
+	def := DefaultConfig()
+	cases := []struct {
+		name     string
+		in       string
+		want     Config
+		warnings int
+	}{
+		{"empty object", `{}`, def, 0},
+		{"max holders number", `{"maxHolders":4}`, Config{4, false, false, false, 360}, 0},
+		{"max holders digit string", `{"maxHolders":"4"}`, Config{4, false, false, false, 360}, 0},
+		{"max holders integral float", `{"maxHolders":2.0}`, Config{2, false, false, false, 360}, 0},
+		{"max holders too large keeps other keys", `{"maxHolders":65,"releaseCooldownSeconds":5}`, Config{1, false, false, false, 5}, 1},
+		{"max holders zero", `{"maxHolders":0}`, def, 1},
+		{"max holders fraction", `{"maxHolders":1.5}`, def, 1},
+		{"max holders signed string", `{"maxHolders":"+4"}`, def, 1},
+		{"full chain", `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`, Config{2, true, true, true, 0}, 0},
+		{"non boolean flag resets everything", `{"maxHolders":3,"runnerSerialization":"true"}`, def, 1},
+		{"lifecycle without serialization", `{"maxHolders":3,"resourceLifecycle":true}`, def, 1},
+		{"account health without lifecycle", `{"maxHolders":3,"runnerSerialization":true,"accountHealth":true}`, def, 1},
+		{"false flags without prerequisites are fine", `{"resourceLifecycle":false,"accountHealth":false}`, def, 0},
+		{"cooldown out of range", `{"releaseCooldownSeconds":86401}`, def, 1},
+		{"cooldown string", `{"releaseCooldownSeconds":"5"}`, def, 1},
+		{"two fallbacks two warnings", `{"maxHolders":"x","releaseCooldownSeconds":-1}`, def, 2},
+		{"malformed json", `{`, def, 1},
+		{"not an object", `[1]`, def, 1},
+		{"unknown keys ignored", `{"kind":"x"}`, def, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got, warnings := DecodeConfig([]byte(c.in))
+			assert.Equal(t, c.want, got)
+			assert.Len(t, warnings, c.warnings, "%v", warnings)
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	assert.NoError(t, DefaultConfig().validate())
+	for _, c := range []Config{{MaxHolders: 0}, {MaxHolders: 65}, {MaxHolders: 1, ReleaseCooldownSeconds: -1}, {MaxHolders: 1, ResourceLifecycle: true}, {MaxHolders: 1, RunnerSerialization: true, AccountHealth: true}} {
+		requireCode(t, c.validate(), CodeInvalidConfig)
+	}
+}

@@ -1,0 +1,54 @@
+package lockstate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func mustParse(t testing.TB, s string) time.Time {
+	t.Helper()
+	tm, ok := ParseTime(s)
+	require.True(t, ok, s)
+	return tm
+}
+
+func FuzzDecode(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(f, err)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"lock":"` + testLock + `","holder":null}`))
+	f.Add([]byte(`{"schemaVersion":7,"lock":"` + testLock + `"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Decode(data, DecodeOptions{Lock: testLock})
+		if err != nil {
+			require.NotEmpty(t, CodeOf(err))
+			return
+		}
+		out, err := Encode(s)
+		require.NoError(t, err)
+		back, err := Decode(out, DecodeOptions{Lock: testLock})
+		require.NoError(t, err)
+		require.Equal(t, s, back)
+		again, err := Encode(back)
+		require.NoError(t, err)
+		require.Equal(t, string(out), string(again))
+	})
+}
+
+func FuzzDecodeConfig(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"maxHolders":2}`, `{"maxHolders":"4","runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`, `[]`, `nope`, `{"maxHolders":65,"releaseCooldownSeconds":-1}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, _ := DecodeConfig(data)
+		require.NoError(t, cfg.validate())
+	})
+}

@@ -1,0 +1,124 @@
+package lockstate
+
+import (
+	"fmt"
+	"time"
+)
+
+// Identity is a caller's run identity (spec §2.5). HolderID excludes the run
+// attempt, so a rerun shares it; RunAttempt fences reruns instead. RunnerID is
+// trimmed when used. JobID is "" or a canonical positive decimal. QueuedAt is
+// when this acquire invocation started; zero means the transition's now.
+type Identity struct {
+	HolderID   string
+	Repository string
+	Workflow   string
+	Job        string
+	RunID      string
+	RunAttempt string
+	RunURL     string
+	RunnerID   string
+	JobID      string
+	QueuedAt   time.Time
+}
+
+func (id Identity) validate(verb string) error {
+	if id.HolderID == "" {
+		return newError(CodeInvalidIdentity, verb+": holder-id is empty")
+	}
+	if !validUTF8(id.HolderID, id.Repository, id.Workflow, id.Job, id.RunID, id.RunAttempt, id.RunURL, id.RunnerID, id.JobID) {
+		return newError(CodeInvalidIdentity, verb+": identity is not valid UTF-8")
+	}
+	if id.JobID != "" && !isCanonicalPositiveDecimal(id.JobID) {
+		return newError(CodeInvalidIdentity, fmt.Sprintf("%s: job ID %q is not a canonical positive decimal", verb, id.JobID))
+	}
+	return nil
+}
+
+// entry builds the queue entry this identity writes at schema.
+func (id Identity) entry(schema int, now time.Time) Entry {
+	queued := id.QueuedAt
+	if queued.IsZero() {
+		queued = now
+	}
+	e := Entry{
+		HolderID:   id.HolderID,
+		Repository: id.Repository,
+		Workflow:   id.Workflow,
+		Job:        id.Job,
+		RunID:      id.RunID,
+		RunAttempt: id.RunAttempt,
+		RunURL:     id.RunURL,
+		QueuedAt:   FormatTime(queued),
+		JobID:      id.JobID,
+	}
+	if schema >= 3 {
+		e.RunnerID = jsTrim(id.RunnerID)
+	}
+	return e
+}
+
+// fenceVerdict is the outcome of the admission-side run-attempt fence.
+type fenceVerdict int
+
+const (
+	fenceSame fenceVerdict = iota
+	fenceNewer
+)
+
+// admissionFence is the reference identityIsNewer (spec §2.5), applied only
+// under runner serialization: a stale attempt, or the same attempt on another
+// runner or with another job, is refused; a newer attempt is reported.
+func admissionFence(stored Entry, id Identity, kind, lock string) (fenceVerdict, error) {
+	if !isCanonicalPositiveDecimal(stored.RunAttempt) || !isCanonicalPositiveDecimal(id.RunAttempt) {
+		return 0, newError(CodeInvalidRunAttempt, fmt.Sprintf(
+			"fence %s %s on %s: run attempts %q (stored) and %q (caller) must be canonical positive decimals",
+			kind, stored.HolderID, lock, stored.RunAttempt, id.RunAttempt))
+	}
+	switch c := compareDecimal(id.RunAttempt, stored.RunAttempt); {
+	case c < 0:
+		return 0, newError(CodeStaleRunAttempt, fmt.Sprintf(
+			"fence %s %s on %s: already owned by newer run attempt %s; refusing stale attempt %s",
+			kind, stored.HolderID, lock, stored.RunAttempt, id.RunAttempt))
+	case c > 0:
+		return fenceNewer, nil
+	}
+	if stored.RunnerID != jsTrim(id.RunnerID) {
+		return 0, newError(CodeConflictingIdentity, fmt.Sprintf(
+			"fence %s %s on %s: run attempt %s is recorded on runner %q, refusing conflicting identity on runner %q",
+			kind, stored.HolderID, lock, stored.RunAttempt, stored.RunnerID, jsTrim(id.RunnerID)))
+	}
+	if err := jobConflict(stored, id, kind, lock); err != nil {
+		return 0, err
+	}
+	return fenceSame, nil
+}
+
+// jobConflict refuses the same attempt arriving with a different proven job.
+func jobConflict(stored Entry, id Identity, kind, lock string) error {
+	if stored.JobID != "" && id.JobID != "" && stored.JobID != id.JobID {
+		return newError(CodeConflictingIdentity, fmt.Sprintf(
+			"fence %s %s on %s: run attempt %s is recorded as job %s, refusing conflicting identity with job %s",
+			kind, stored.HolderID, lock, stored.RunAttempt, stored.JobID, id.JobID))
+	}
+	return nil
+}
+
+// ownsEntry is the reference cleanupIdentity.ownsEntry (spec §2.5): same
+// holderId; below schema 3 any attempt; from schema 3 the caller attempt must
+// be >= the stored one. runnerId is deliberately not part of ownership, so a
+// fallback job on another runner can clean up.
+func ownsEntry(stored Entry, holderID, attempt string, schema int, lock string) (bool, error) {
+	if stored.HolderID != holderID {
+		return false, nil
+	}
+	if schema < 3 {
+		return true, nil
+	}
+	if !isCanonicalPositiveDecimal(stored.RunAttempt) || !isCanonicalPositiveDecimal(attempt) {
+		return false, newError(CodeInvalidRunAttempt, fmt.Sprintf(
+			"clean up %s on %s: run attempts %q (stored) and %q (caller) must be canonical positive decimals",
+			holderID, lock, stored.RunAttempt, attempt))
+	}
+	return compareDecimal(attempt, stored.RunAttempt) >= 0, nil
+}
