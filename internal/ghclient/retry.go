@@ -1,0 +1,356 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// LateAttemptTimeout bounds the single in-flight attempt granted to a call
+// that starts with its deadline already spent ("Release Retry Budget": no
+// fresh attempts, but exactly one). GitHub itself abandons a request after
+// 10 s (notes B.9), so a longer stall is a dead connection.
+const LateAttemptTimeout = 10 * time.Second
+
+// MinBackoff is the smallest self-generated backoff. Full jitter draws from
+// [0, cap], and a draw near 0 would be an unthrottled retry — under a
+// deadline with no attempt ceiling, a tight loop. Clamping the draw up to
+// 100 ms (the smallest configurable base) removes only that sliver of the
+// distribution and keeps the mean within 1% of pure full jitter for the
+// default knobs.
+const MinBackoff = 100 * time.Millisecond
+
+// Budget bounds the retries of one logical call (spec §3.6, §3.8).
+type Budget struct {
+	// MaxAttempts caps attempts. 0 means: the MaxAttempts knob if set, else
+	// 5 for an attempt-bounded call and unlimited when Deadline is set. An
+	// explicit value (here or in the knob) also caps deadline-bound calls.
+	MaxAttempts int
+	// Deadline is an absolute time on the client's clock. Zero selects the
+	// attempt-bounded path. When set, retries stop once now >= Deadline,
+	// every wait is clamped to it, and each in-flight request runs under a
+	// context that expires at it, so a stalled connection is aborted. A call
+	// that starts past its Deadline gets exactly one attempt (bounded in
+	// flight by LateAttemptTimeout).
+	Deadline time.Time
+	// RetryAfterCeiling caps a server-directed wait on an attempt-bounded
+	// call; 0 means DefaultRetryAfterCeiling (60 s). Ignored under a
+	// Deadline, which honors Retry-After in full.
+	RetryAfterCeiling time.Duration
+	// WaitPrimaryReset makes a primary rate limit (403/429 with
+	// X-RateLimit-Remaining: 0) wait until X-RateLimit-Reset. Only effective
+	// with a Deadline (release); attempt-bounded calls keep exponential
+	// backoff ("Server-Directed Retry Waits").
+	WaitPrimaryReset bool
+}
+
+// Op describes one logical call for messages and classification.
+type Op struct {
+	// Name appears in errors and warnings, e.g. "PUT contents locks/x.json".
+	// When empty, "<METHOD> <path>" of the last request is used.
+	Name string
+	// Mutation marks a write: 409/422 become ClassConflict (or
+	// ClassAmbiguous), and unknown outcomes are tracked.
+	Mutation bool
+	// Budget bounds the retries.
+	Budget Budget
+}
+
+// resolvedBudget is a Budget with knobs and defaults applied.
+type resolvedBudget struct {
+	b           Budget
+	maxAttempts int // 0 = unlimited
+	hasDeadline bool
+	ceiling     time.Duration
+}
+
+func (c *Client) resolve(b Budget) resolvedBudget {
+	rb := resolvedBudget{b: b, hasDeadline: !b.Deadline.IsZero(), ceiling: b.RetryAfterCeiling}
+	switch {
+	case b.MaxAttempts > 0:
+		rb.maxAttempts = b.MaxAttempts
+	case c.knobs.MaxAttempts > 0:
+		rb.maxAttempts = c.knobs.MaxAttempts
+	case rb.hasDeadline:
+		rb.maxAttempts = 0
+	default:
+		rb.maxAttempts = DefaultMaxAttempts
+	}
+	if rb.ceiling <= 0 {
+		rb.ceiling = DefaultRetryAfterCeiling
+	}
+	return rb
+}
+
+// run executes fn under the retry contract. inner marks a credential (JWT)
+// call made on behalf of another call: it skips the auth step and treats
+// ghinstallation errors as its own HTTP outcomes. It returns nil or *Error.
+func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context.Context) (*http.Response, error)) error {
+	rb := c.resolve(op.Budget)
+	if err := ctx.Err(); err != nil {
+		return c.contextError(op, rb, 0, false, outcome{}, err)
+	}
+	var (
+		attempt      int
+		replayed     bool
+		maybeApplied bool
+	)
+	for {
+		attempt++
+		o := c.attemptOnce(ctx, rb, inner, fn)
+		if o.kind == kindOK {
+			return nil
+		}
+		// Cancellation wins over everything: no sleep, no warning.
+		if err := ctx.Err(); err != nil {
+			if o.unknown && op.Mutation {
+				maybeApplied = true
+			}
+			return c.contextError(op, rb, attempt, maybeApplied, o, err)
+		}
+		if o.unknown && op.Mutation {
+			maybeApplied = true
+		}
+		name := opName(op, o)
+		if o.inflightDeadline {
+			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
+		}
+		// Replica lag: the first 401 of a logical call re-mints and replays
+		// immediately without consuming an attempt (spec §3.4).
+		if o.kind == kindHTTP && o.status == http.StatusUnauthorized && !inner && c.app != nil && !replayed {
+			replayed = true
+			c.app.invalidate(o.gen)
+			c.stats.replay()
+			c.warn(fmt.Sprintf("%s returned HTTP 401; minting a fresh installation token and replaying once", name))
+			attempt--
+			continue
+		}
+		if o.kind == kindHTTP && o.conflict && op.Mutation {
+			e := c.finalError(name, rb, attempt, maybeApplied, o)
+			e.Class = ClassConflict
+			if maybeApplied {
+				e.Class = ClassAmbiguous
+			}
+			return e
+		}
+		if !o.retryable {
+			return c.finalError(name, rb, attempt, maybeApplied, o)
+		}
+		if rb.maxAttempts > 0 && attempt >= rb.maxAttempts {
+			return c.exhausted(name, rb, attempt, maybeApplied, o, false)
+		}
+		now := c.clock.Now()
+		if rb.hasDeadline && !now.Before(rb.b.Deadline) {
+			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
+		}
+		d, _ := c.delay(o, attempt, rb, now)
+		if rb.hasDeadline {
+			if rem := rb.b.Deadline.Sub(now); d > rem {
+				d = rem
+			}
+		}
+		c.warn(retryWarning(name, o, d, attempt, rb))
+		if err := c.clock.Sleep(ctx, d); err != nil {
+			return c.contextError(op, rb, attempt, maybeApplied, o, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return c.contextError(op, rb, attempt, maybeApplied, o, err)
+		}
+		c.stats.retry()
+		if rb.hasDeadline && !c.clock.Now().Before(rb.b.Deadline) {
+			// The wait ran into the deadline (e.g. a primary reset beyond
+			// it): waited on once, then abandoned.
+			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
+		}
+	}
+}
+
+// attemptOnce obtains credentials (resource calls with App auth) and runs
+// one attempt of fn under the in-flight deadline.
+func (c *Client) attemptOnce(ctx context.Context, rb resolvedBudget, inner bool, fn func(ctx context.Context) (*http.Response, error)) outcome {
+	if !inner && c.app != nil {
+		if err := c.app.ensure(ctx, rb.b); err != nil {
+			return classify(nil, err, inner, c.clock.Now())
+		}
+	}
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if rb.hasDeadline {
+		rem := rb.b.Deadline.Sub(c.clock.Now())
+		if rem <= 0 {
+			rem = LateAttemptTimeout
+		}
+		actx, cancel = context.WithTimeout(ctx, rem)
+	}
+	defer cancel()
+	tr := &attemptTrace{}
+	resp, err := fn(withTrace(actx, tr))
+	o := classify(resp, err, inner, c.clock.Now())
+	sent, method, path, gen := tr.snapshot()
+	o.method, o.path, o.gen = method, path, gen
+	if o.kind == kindTransport && !sent && !inner {
+		// The auth layer never forwarded the request: nothing left the client.
+		o.unknown = false
+	}
+	if o.method == "" && resp != nil && resp.Request != nil {
+		o.method, o.path = resp.Request.Method, resp.Request.URL.Path
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		o.inflightDeadline = true
+	}
+	return o
+}
+
+// delay computes the wait before the next attempt (spec §3.6 "Delay
+// computation"; "Server-Directed Retry Waits"). It returns the wait and the
+// raw server-directed instruction (0 when none).
+func (c *Client) delay(o outcome, attempt int, rb resolvedBudget, now time.Time) (time.Duration, time.Duration) {
+	base, maxD := c.knobs.Base, c.knobs.Max
+	floor := min(base, maxD)
+	instr, has := o.instruction, o.hasInstruction
+	if !has && rb.hasDeadline && rb.b.WaitPrimaryReset && o.remainingZero &&
+		(o.status == http.StatusForbidden || o.status == http.StatusTooManyRequests) && o.reset.After(now) {
+		instr, has = o.reset.Sub(now), true
+	}
+	if has {
+		w := max(instr, floor)
+		if !rb.hasDeadline {
+			w = min(w, max(rb.ceiling, floor))
+		}
+		return w, instr
+	}
+	return c.backoff(attempt), 0
+}
+
+// backoff is full-jitter exponential backoff: floor(rand × (min(base·2^(n−1),
+// max)+1)) ms, raised to MinBackoff.
+func (c *Client) backoff(attempt int) time.Duration {
+	base, maxD := c.knobs.Base, c.knobs.Max
+	capped := maxD
+	if shift := attempt - 1; shift >= 0 && shift < 40 {
+		if exp := base << uint(shift); exp > 0 && exp < maxD {
+			capped = exp
+		}
+	}
+	ms := capped.Milliseconds()
+	r := c.jitter()
+	if r < 0 || r >= 1 {
+		r = 0
+	}
+	j := int64(r * float64(ms+1))
+	if j > ms {
+		j = ms
+	}
+	d := time.Duration(j) * time.Millisecond
+	if d < MinBackoff {
+		d = min(MinBackoff, capped)
+	}
+	return d
+}
+
+// retryWarning formats the per-retry warning (spec §3.6 "Logs").
+func retryWarning(name string, o outcome, d time.Duration, attempt int, rb resolvedBudget) string {
+	var what string
+	switch o.kind {
+	case kindHTTP:
+		what = fmt.Sprintf("returned HTTP %d", o.status)
+	case kindCredential:
+		what = "could not obtain credentials"
+	default:
+		what = "failed with a transport error"
+	}
+	var budget string
+	switch {
+	case rb.hasDeadline && rb.maxAttempts > 0:
+		budget = fmt.Sprintf("attempt %d/%d before %s", attempt, rb.maxAttempts, rb.b.Deadline.UTC().Format(time.RFC3339))
+	case rb.hasDeadline:
+		budget = fmt.Sprintf("attempt %d before %s", attempt, rb.b.Deadline.UTC().Format(time.RFC3339))
+	default:
+		budget = fmt.Sprintf("attempt %d/%d", attempt, rb.maxAttempts)
+	}
+	return fmt.Sprintf("%s %s; retrying in %d ms (%s)", name, what, d.Milliseconds(), budget)
+}
+
+// opName returns the op's name or "<METHOD> <path>" of its last request.
+func opName(op Op, o outcome) string {
+	if op.Name != "" {
+		return op.Name
+	}
+	if o.method != "" {
+		return o.method + " " + o.path
+	}
+	return "GitHub API request"
+}
+
+// finalError builds the *Error for a non-retried failure.
+func (c *Client) finalError(name string, rb resolvedBudget, attempt int, maybeApplied bool, o outcome) *Error {
+	e := &Error{
+		Class:        ClassFatal,
+		Op:           name,
+		Attempts:     attempt,
+		MaybeApplied: maybeApplied,
+	}
+	if rb.hasDeadline {
+		e.Deadline = rb.b.Deadline
+	}
+	switch o.kind {
+	case kindHTTP:
+		e.Status = o.status
+		e.RequestID = o.requestID
+		e.Message = redactKnown(o.message, c.secrets()...)
+		e.RetryAfter = printable(o.retryAfterRaw)
+		if o.hasInstruction {
+			e.Wait = o.instruction
+		}
+	case kindCredential:
+		e.CredentialFailure = true
+	case kindOther, kindTransport:
+		if o.status >= 200 && o.status <= 299 {
+			e.Status = o.status
+		}
+	}
+	e.Err = c.scrub(o.err)
+	return e
+}
+
+// exhausted builds the GITHUB_API_RETRY_EXHAUSTED error.
+func (c *Client) exhausted(name string, rb resolvedBudget, attempt int, maybeApplied bool, o outcome, deadline bool) *Error {
+	e := c.finalError(name, rb, attempt, maybeApplied, o)
+	e.Class = ClassRetryable
+	e.Code = CodeRetryExhausted
+	e.DeadlineElapsed = deadline
+	if o.kind == kindHTTP && !o.hasInstruction && rb.hasDeadline && rb.b.WaitPrimaryReset && o.remainingZero && !o.reset.IsZero() {
+		if w := o.reset.Sub(c.clock.Now()); w > 0 {
+			e.Wait = w
+		}
+	}
+	return e
+}
+
+// contextError reports a cancelled or expired caller context. A caller
+// deadline (the reference's TimeoutError abort) is an exhausted budget; a
+// cancellation is final.
+func (c *Client) contextError(op Op, rb resolvedBudget, attempt int, maybeApplied bool, o outcome, err error) *Error {
+	e := &Error{
+		Class:        ClassFatal,
+		Op:           opName(op, o),
+		Attempts:     attempt,
+		MaybeApplied: maybeApplied,
+		Err:          scrub(err),
+	}
+	if rb.hasDeadline {
+		e.Deadline = rb.b.Deadline
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.Class = ClassRetryable
+		e.Code = CodeRetryExhausted
+		e.DeadlineElapsed = true
+	}
+	return e
+}
+
+// isContextErr reports a context cancellation or deadline.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

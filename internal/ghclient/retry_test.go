@@ -1,0 +1,523 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+)
+
+// whoaBody is GitHub's HTML 400 interstitial (abridged).
+const whoaBody = `<!DOCTYPE html><html><head><title>Bad Request &middot; GitHub</title></head>` +
+	`<body><h1>Whoa there!</h1><p>You have triggered an abuse detection mechanism. Invalid request.</p></body></html>`
+
+func TestRetryableResponsesAreRetried(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		first reply
+	}{
+		{"408", reply{status: 408, body: msg("timeout")}},
+		{"429", reply{status: 429, body: msg("too many")}},
+		{"500", reply{status: 500, body: msg("boom")}},
+		{"502", reply{status: 502, body: "<html>bad gateway</html>", header: hdr("Content-Type", "text/html")}},
+		{"503", reply{status: 503, body: msg("unavailable")}},
+		{"504", reply{status: 504, body: msg("gateway timeout")}},
+		{"401 plain token", reply{status: 401, body: msg("Bad credentials")}},
+		{"400 whoa there", reply{status: 400, body: whoaBody, header: hdr("Content-Type", "text/html; charset=utf-8")}},
+		{"403 retry-after", reply{status: 403, body: msg("slow down"), header: hdr("Retry-After", "1")}},
+		{"403 remaining 0", reply{status: 403, body: msg("API rate limit exceeded"), header: hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", strconv.FormatInt(testStart().Add(time.Hour).Unix(), 10))}},
+		{"403 rate limit message", reply{status: 403, body: msg("API rate limit exceeded for installation")}},
+		{"403 secondary", reply{status: 403, body: `{"message":"You have exceeded a secondary rate limit","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`}},
+		{"transport hangup", reply{hangup: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.srv.on("GET", repoPath, tc.first, reply{body: okRepo})
+			mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+			if got := len(h.srv.requests()); got != 2 {
+				t.Fatalf("requests = %d, want 2", got)
+			}
+			if len(h.clock.Sleeps()) != 1 {
+				t.Errorf("sleeps = %v, want exactly one", h.clock.Sleeps())
+			}
+			eq(t, h.c.Stats().Retries, int64(1), "Stats.Retries")
+			if len(h.warnings()) != 1 {
+				t.Fatalf("warnings = %q", h.warnings())
+			}
+		})
+	}
+}
+
+func TestNonRetryableResponsesFailImmediately(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		mutation  bool
+		rep       reply
+		wantClass Class
+	}{
+		{"400 json", false, reply{status: 400, body: msg("Problems parsing JSON")}, ClassFatal},
+		{"400 html without markers", false, reply{status: 400, body: "<html><title>Bad Request</title></html>", header: hdr("Content-Type", "text/html")}, ClassFatal},
+		{"403 plain", false, reply{status: 403, body: msg("Resource not accessible by integration")}, ClassFatal},
+		{"404", false, reply{status: 404, body: msg("Not Found")}, ClassFatal},
+		{"409 on read", false, reply{status: 409, body: msg("Git Repository is empty.")}, ClassFatal},
+		{"422 on read", false, reply{status: 422, body: msg("Validation Failed")}, ClassFatal},
+		{"409 on write", true, reply{status: 409, body: msg("is at abc but expected def")}, ClassConflict},
+		{"422 on write", true, reply{status: 422, body: msg(`Invalid request. \"sha\" wasn't supplied.`)}, ClassConflict},
+		{"404 on write", true, reply{status: 404, body: msg("Not Found")}, ClassFatal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			var err error
+			if tc.mutation {
+				h.srv.on("PUT", filePath, tc.rep)
+				err = h.putFile(context.Background(), Budget{})
+			} else {
+				h.srv.on("GET", repoPath, tc.rep)
+				err = h.getRepo(context.Background(), Budget{})
+			}
+			e := mustErr(t, err)
+			eq(t, e.Class, tc.wantClass, "Class")
+			eq(t, e.Status, tc.rep.status, "Status")
+			eq(t, e.Attempts, 1, "Attempts")
+			eq(t, e.Code, "", "Code")
+			eq(t, IsConflict(err), tc.wantClass == ClassConflict, "IsConflict")
+			eq(t, IsAmbiguous(err), false, "IsAmbiguous")
+			eq(t, IsNotFound(err), tc.rep.status == 404, "IsNotFound")
+			eq(t, StatusOf(err), tc.rep.status, "StatusOf")
+			eqSleeps(t, h.clock.Sleeps())
+			eq(t, len(h.warnings()), 0, "warnings")
+		})
+	}
+}
+
+func TestFullJitterBackoffAndExhaustion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	for i := 0; i < 5; i++ {
+		h.srv.on("GET", repoPath, reply{status: 503, body: msg("Service Unavailable"), header: hdr("X-GitHub-Request-Id", fmt.Sprintf("REQ-%d", i+1))})
+	}
+	err := h.getRepo(context.Background(), Budget{})
+	e := mustErr(t, err)
+	// jitter 0.5: floor(0.5 × (min(1000·2^(n−1), 10000)+1)) ms.
+	eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(2000), ms(4000))
+	eq(t, e.Class, ClassRetryable, "Class")
+	eq(t, e.Code, CodeRetryExhausted, "Code")
+	eq(t, e.Attempts, 5, "Attempts")
+	eq(t, e.Status, 503, "Status")
+	eq(t, e.RequestID, "REQ-5", "RequestID")
+	eq(t, IsExhausted(err), true, "IsExhausted")
+	eq(t, e.Error(), "GET repos o/r exhausted its bounded GitHub API retry budget after 5 attempt(s); last failure: HTTP 503: Service Unavailable; request-id=REQ-5", "Error()")
+	want := []string{
+		"GET repos o/r returned HTTP 503; retrying in 500 ms (attempt 1/5)",
+		"GET repos o/r returned HTTP 503; retrying in 1000 ms (attempt 2/5)",
+		"GET repos o/r returned HTTP 503; retrying in 2000 ms (attempt 3/5)",
+		"GET repos o/r returned HTTP 503; retrying in 4000 ms (attempt 4/5)",
+	}
+	got := h.warnings()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	st := h.c.Stats()
+	eq(t, st.Requests, int64(5), "Stats.Requests")
+	eq(t, st.ByStatus[503], int64(5), "Stats.ByStatus[503]")
+	eq(t, st.Retries, int64(4), "Stats.Retries")
+}
+
+func TestBackoffBounds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		jitter  float64
+		knobs   Knobs
+		attempt int
+		want    time.Duration
+	}{
+		{"zero draw is raised to MinBackoff", 0, Knobs{}, 1, MinBackoff},
+		{"top draw attempt 1", 0.9999, Knobs{}, 1, ms(1000)},
+		{"capped at max", 0.99999999, Knobs{}, 8, ms(10000)},
+		{"huge attempt does not overflow", 0.5, Knobs{}, 500, ms(5000)},
+		{"base above max is capped by max", 0.9999, Knobs{Base: ms(60000), Max: ms(1000)}, 1, ms(1000)},
+		{"custom base", 0.5, Knobs{Base: ms(200), Max: ms(1000)}, 3, ms(400)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{knobs: tc.knobs.withDefaults(), jitter: func() float64 { return tc.jitter }}
+			eq(t, c.backoff(tc.attempt), tc.want, "backoff")
+		})
+	}
+}
+
+func TestServerDirectedWaits(t *testing.T) {
+	t.Parallel()
+	start := testStart()
+	date := func(d time.Duration) string { return start.Add(d).Format(http.TimeFormat) }
+	resetAt := func(d time.Duration) string { return strconv.FormatInt(start.Add(d).Unix(), 10) }
+	cases := []struct {
+		name      string
+		status    int
+		header    map[string]string
+		deadline  time.Duration // 0 = attempt-bounded
+		waitReset bool
+		want      time.Duration
+	}{
+		{"delta seconds", 429, hdr("Retry-After", "3"), 0, false, 3 * time.Second},
+		{"delta seconds on 403", 403, hdr("Retry-After", "7"), 0, false, 7 * time.Second},
+		{"zero gets the floor", 429, hdr("Retry-After", "0"), 0, false, time.Second},
+		{"http date", 503, hdr("Retry-After", date(12*time.Second)), 0, false, 12 * time.Second},
+		{"past http date gets the floor", 503, hdr("Retry-After", date(-time.Hour)), 0, false, time.Second},
+		{"wrong weekday ignored", 503, hdr("Retry-After", wrongWeekday(start.Add(12*time.Second))), 0, false, ms(500)},
+		{"non-GMT zone ignored", 503, hdr("Retry-After", start.Add(12*time.Second).Format(time.RFC1123Z)), 0, false, ms(500)},
+		{"fraction ignored", 503, hdr("Retry-After", "1.5"), 0, false, ms(500)},
+		{"negative ignored", 503, hdr("Retry-After", "-5"), 0, false, ms(500)},
+		{"suffix ignored", 503, hdr("Retry-After", "5s"), 0, false, ms(500)},
+		{"ceiling 60s attempt-bounded", 429, hdr("Retry-After", "120"), 0, false, 60 * time.Second},
+		{"full honor under deadline", 429, hdr("Retry-After", "120"), 10 * time.Minute, false, 120 * time.Second},
+		{"deadline clamps the wait", 429, hdr("Retry-After", "120"), 30 * time.Second, false, 30 * time.Second},
+		{"primary reset ignored attempt-bounded", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 0, true, ms(500)},
+		{"primary reset ignored without opt-in", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, false, ms(500)},
+		{"primary reset waited under deadline", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, true, 30 * time.Second},
+		{"primary reset on 429", 429, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(45*time.Second)), 10 * time.Minute, true, 45 * time.Second},
+		{"past reset falls back to backoff", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(-time.Minute)), 10 * time.Minute, true, ms(500)},
+		{"retry-after wins over reset", 403, hdr("Retry-After", "4", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Minute)), 10 * time.Minute, true, 4 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.clock.Set(start)
+			h.srv.on("GET", repoPath, reply{status: tc.status, header: tc.header, body: msg("rate limited")}, reply{body: okRepo})
+			b := Budget{WaitPrimaryReset: tc.waitReset}
+			if tc.deadline > 0 {
+				b.Deadline = start.Add(tc.deadline)
+			}
+			err := h.getRepo(context.Background(), b)
+			if tc.deadline > 0 && tc.want >= tc.deadline {
+				// The wait ran into the deadline: waited once, then abandoned.
+				e := mustErr(t, err)
+				eq(t, e.Code, CodeRetryExhausted, "Code")
+				eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+				eqSleeps(t, h.clock.Sleeps(), tc.want)
+				h.srv.on("GET", repoPath) // the scripted 200 is consumed below
+				mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+				return
+			}
+			mustNoErr(t, err)
+			eqSleeps(t, h.clock.Sleeps(), tc.want)
+		})
+	}
+}
+
+// wrongWeekday renders t as an IMF-fixdate with the wrong day name.
+func wrongWeekday(t time.Time) string {
+	s := t.UTC().Format(http.TimeFormat)
+	day := s[:3]
+	other := "Mon"
+	if day == "Mon" {
+		other = "Tue"
+	}
+	return other + s[3:]
+}
+
+func TestPrimaryResetBeyondDeadlineWaitsOnceThenAbandons(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	start := h.clock.Now()
+	h.srv.on("GET", repoPath, reply{status: 403, body: msg("API rate limit exceeded"),
+		header: hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", strconv.FormatInt(start.Add(30*time.Minute).Unix(), 10), "X-GitHub-Request-Id", "RL-1")})
+	err := h.getRepo(context.Background(), Budget{Deadline: start.Add(10 * time.Second), WaitPrimaryReset: true})
+	e := mustErr(t, err)
+	eqSleeps(t, h.clock.Sleeps(), 10*time.Second)
+	eq(t, e.Code, CodeRetryExhausted, "Code")
+	eq(t, e.Attempts, 1, "Attempts")
+	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+	eq(t, e.Status, 403, "Status")
+	has(t, e.Error(), "after 1 attempt(s) because the bounded deadline elapsed ("+start.Add(10*time.Second).Format(time.RFC3339)+"); last failure: HTTP 403: API rate limit exceeded; request-id=RL-1", "Error()")
+	if e.Wait < 29*time.Minute {
+		t.Errorf("Wait = %s, want the ~30 min server-directed reset", e.Wait)
+	}
+}
+
+func TestDeadlineBudget(t *testing.T) {
+	t.Parallel()
+	t.Run("unlimited attempts until the deadline", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		start := h.clock.Now()
+		for i := 0; i < 4; i++ {
+			h.srv.on("GET", repoPath, reply{status: 502, body: msg("Bad Gateway")})
+		}
+		err := h.getRepo(context.Background(), Budget{Deadline: start.Add(5 * time.Second)})
+		e := mustErr(t, err)
+		eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(2000), ms(1500))
+		eq(t, e.Attempts, 4, "Attempts")
+		eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+		eq(t, e.Code, CodeRetryExhausted, "Code")
+		w := h.warnings()
+		if len(w) != 4 {
+			t.Fatalf("warnings = %q", w)
+		}
+		eq(t, w[0], "GET repos o/r returned HTTP 502; retrying in 500 ms (attempt 1 before "+start.Add(5*time.Second).Format(time.RFC3339)+")", "warning")
+	})
+	t.Run("explicit knob caps a deadline call", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, func(c *Config) { c.Knobs.MaxAttempts = 2 })
+		h.srv.on("GET", repoPath, reply{status: 500}, reply{status: 500})
+		e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(time.Hour)}))
+		eq(t, e.Attempts, 2, "Attempts")
+		eq(t, e.DeadlineElapsed, false, "DeadlineElapsed")
+		has(t, h.warnings()[0], "(attempt 1/2 before ", "warning")
+	})
+	t.Run("budget max attempts wins over knob", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, func(c *Config) { c.Knobs.MaxAttempts = 9 })
+		h.srv.on("GET", repoPath, reply{status: 500})
+		e := mustErr(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
+		eq(t, e.Attempts, 1, "Attempts")
+		eq(t, e.Code, CodeRetryExhausted, "Code")
+	})
+	t.Run("a call starting past its deadline gets exactly one attempt", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.srv.on("GET", repoPath, reply{status: 503})
+		e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(-time.Second)}))
+		eq(t, e.Attempts, 1, "Attempts")
+		eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+		eqSleeps(t, h.clock.Sleeps())
+	})
+	t.Run("a late call still succeeds when its one attempt does", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.srv.on("GET", repoPath, reply{body: okRepo})
+		mustNoErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(-time.Minute)}))
+	})
+}
+
+func TestDeadlineAbortsStalledRequest(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	h.srv.on("PUT", filePath, reply{hang: true})
+	began := time.Now()
+	// The in-flight context gets deadline − now on the injected clock, i.e.
+	// 50 ms of real time: the stall is aborted without any fake sleep.
+	err := h.putFile(context.Background(), Budget{Deadline: h.clock.Now().Add(50 * time.Millisecond)})
+	if el := time.Since(began); el > 5*time.Second {
+		t.Fatalf("stalled request took %s to abort", el)
+	}
+	e := mustErr(t, err)
+	eq(t, e.Code, CodeRetryExhausted, "Code")
+	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+	eq(t, e.Attempts, 1, "Attempts")
+	eq(t, e.MaybeApplied, true, "MaybeApplied (the PUT left the client)")
+	eq(t, errors.Is(err, context.DeadlineExceeded), true, "errors.Is DeadlineExceeded")
+	eqSleeps(t, h.clock.Sleeps())
+	eq(t, len(h.warnings()), 0, "warnings")
+}
+
+// cancelOnSleep cancels the call's context when the retry loop sleeps.
+type cancelOnSleep struct {
+	*clock.Fake
+	cancel context.CancelFunc
+}
+
+func (c cancelOnSleep) Sleep(ctx context.Context, d time.Duration) error {
+	c.cancel()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestContextCancellation(t *testing.T) {
+	t.Parallel()
+	t.Run("during the backoff sleep", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h := newHarness(t, func(c *Config) { c.Clock = cancelOnSleep{Fake: clock.NewFake(testStart()), cancel: cancel} })
+		h.srv.on("GET", repoPath, reply{status: 503})
+		err := h.getRepo(ctx, Budget{})
+		e := mustErr(t, err)
+		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
+		eq(t, e.Class, ClassFatal, "Class")
+		eq(t, e.Code, "", "Code")
+		eq(t, len(h.srv.requests()), 1, "requests")
+		has(t, e.Error(), "GET repos o/r was abandoned: context canceled", "Error()")
+	})
+	t.Run("already cancelled: no request, no warning", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := h.getRepo(ctx, Budget{})
+		e := mustErr(t, err)
+		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
+		eq(t, e.Attempts, 0, "Attempts")
+		eq(t, len(h.srv.requests()), 0, "requests")
+		eq(t, len(h.warnings()), 0, "warnings")
+	})
+	t.Run("cancelled in flight: no sleep, no warning", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		h.srv.on("GET", repoPath, reply{hang: true, check: func(*testing.T, *http.Request, []byte) { cancel() }})
+		err := h.getRepo(ctx, Budget{})
+		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
+		eqSleeps(t, h.clock.Sleeps())
+		eq(t, len(h.warnings()), 0, "warnings")
+	})
+	t.Run("caller deadline becomes exhaustion", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		h.srv.on("GET", repoPath, reply{hang: true})
+		err := h.getRepo(ctx, Budget{})
+		e := mustErr(t, err)
+		eq(t, e.Code, CodeRetryExhausted, "Code")
+		eq(t, errors.Is(err, context.DeadlineExceeded), true, "errors.Is DeadlineExceeded")
+	})
+}
+
+func TestAmbiguousWrites(t *testing.T) {
+	t.Parallel()
+	conflict := reply{status: 409, body: msg("locks/x.json does not match abc")}
+	cases := []struct {
+		name      string
+		first     reply
+		wantClass Class
+	}{
+		{"503 then 409 is ambiguous", reply{status: 503}, ClassAmbiguous},
+		{"500 then 422 is ambiguous", reply{status: 500}, ClassAmbiguous},
+		{"408 then 409 is ambiguous", reply{status: 408}, ClassAmbiguous},
+		{"hangup then 409 is ambiguous", reply{hangup: true}, ClassAmbiguous},
+		{"401 then 409 is a plain conflict", reply{status: 401, body: msg("Bad credentials")}, ClassConflict},
+		{"429 then 409 is a plain conflict", reply{status: 429}, ClassConflict},
+		{"403 rate limit then 409 is a plain conflict", reply{status: 403, body: msg("secondary rate limit")}, ClassConflict},
+		{"whoa 400 then 409 is a plain conflict", reply{status: 400, body: whoaBody, header: hdr("Content-Type", "text/html")}, ClassConflict},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			second := conflict
+			if strings.Contains(tc.name, "422") {
+				second = reply{status: 422, body: msg("sha wasn't supplied")}
+			}
+			h.srv.on("PUT", filePath, tc.first, second)
+			err := h.putFile(context.Background(), Budget{})
+			e := mustErr(t, err)
+			eq(t, e.Class, tc.wantClass, "Class")
+			eq(t, IsConflict(err), true, "IsConflict")
+			eq(t, IsAmbiguous(err), tc.wantClass == ClassAmbiguous, "IsAmbiguous")
+			eq(t, e.MaybeApplied, tc.wantClass == ClassAmbiguous, "MaybeApplied")
+			eq(t, e.Attempts, 2, "Attempts")
+			if tc.wantClass == ClassAmbiguous {
+				has(t, e.Error(), "the write may have been applied", "Error()")
+			}
+		})
+	}
+	t.Run("ambiguity spans several retries", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 429}, conflict)
+		eq(t, IsAmbiguous(h.putFile(context.Background(), Budget{})), true, "IsAmbiguous")
+	})
+	t.Run("ambiguity is per logical call", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.srv.on("PUT", filePath, reply{status: 503}, reply{body: okPut}, conflict)
+		mustNoErr(t, h.putFile(context.Background(), Budget{}))
+		err := h.putFile(context.Background(), Budget{})
+		eq(t, IsConflict(err), true, "IsConflict")
+		eq(t, IsAmbiguous(err), false, "IsAmbiguous")
+	})
+	t.Run("dial failure is not ambiguous", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, func(c *Config) {
+			next := c.Transport
+			calls := 0
+			c.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls++
+				if calls == 1 {
+					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+				}
+				return next.RoundTrip(r)
+			})
+		})
+		h.srv.on("PUT", filePath, conflict)
+		err := h.putFile(context.Background(), Budget{})
+		eq(t, IsConflict(err), true, "IsConflict")
+		eq(t, IsAmbiguous(err), false, "IsAmbiguous")
+		eq(t, h.c.Stats().TransportErrors, int64(1), "Stats.TransportErrors")
+	})
+	t.Run("exhausted mutation reports MaybeApplied", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.srv.on("PUT", filePath, reply{status: 503}, reply{status: 429})
+		e := mustErr(t, h.putFile(context.Background(), Budget{MaxAttempts: 2}))
+		eq(t, e.Code, CodeRetryExhausted, "Code")
+		eq(t, e.MaybeApplied, true, "MaybeApplied")
+		eq(t, IsConflict(e), false, "IsConflict")
+	})
+}
+
+func TestRateLimitPrecheckNeverShortCircuits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	reset := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	// A 200 with remaining 0 would arm go-github's primary gate, and a
+	// secondary-limit 403 with Retry-After its secondary gate; either would
+	// answer the next call without sending it.
+	h.srv.on("GET", repoPath,
+		reply{body: okRepo, header: hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", reset)},
+		reply{status: 403, body: `{"message":"You have exceeded a secondary rate limit","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`,
+			header: hdr("Retry-After", "600", "X-RateLimit-Reset", reset)},
+		reply{body: okRepo},
+		reply{body: okRepo},
+	)
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, len(h.srv.requests()), 4, "requests actually sent")
+	eqSleeps(t, h.clock.Sleeps(), 60*time.Second)
+}
+
+func TestSyntheticPrecheckErrorIsRateLimited(t *testing.T) {
+	t.Parallel()
+	now := testStart()
+	req, _ := http.NewRequest("GET", "https://api.github.com/repos/o/r", nil)
+	resp := &http.Response{StatusCode: 403, Header: http.Header{}, Request: req}
+	o := classify(nil, &github.RateLimitError{
+		Rate:     github.Rate{Remaining: 0, Reset: github.Timestamp{Time: now.Add(time.Minute)}},
+		Response: resp,
+		Message:  "API rate limit of 5000 still exceeded until later, not making remote request.",
+	}, false, now)
+	eq(t, o.retryable, true, "retryable")
+	eq(t, o.rateLimited, true, "rateLimited")
+	eq(t, o.unknown, false, "unknown")
+	eq(t, o.reset.Equal(now.Add(time.Minute)), true, "reset")
+	ra := 7 * time.Second
+	o = classify(nil, &github.AbuseRateLimitError{Response: resp, RetryAfter: &ra,
+		Message: "API secondary rate limit exceeded until later, not making remote request."}, false, now)
+	eq(t, o.retryable, true, "retryable")
+	eq(t, o.instruction, ra, "instruction")
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
