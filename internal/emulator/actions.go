@@ -1,0 +1,642 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Run is a workflow run as seeded with CreateRun. Zero fields get defaults:
+// ID (generated), Status "queued", RunAttempt 1, CreatedAt now, Event
+// "push", Name from Workflow, RunNumber sequential, HeadBranch the default
+// branch.
+type Run struct {
+	ID         int64     `json:"id"`
+	Name       string    `json:"name"`
+	Workflow   string    `json:"workflow"` // workflow file name, e.g. "reap-stale-locks.yml"
+	Event      string    `json:"event"`
+	Status     string    `json:"status"`     // queued, in_progress, completed, waiting, requested, pending
+	Conclusion string    `json:"conclusion"` // "" = null
+	RunAttempt int       `json:"run_attempt"`
+	RunNumber  int       `json:"run_number"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	StartedAt  time.Time `json:"run_started_at"`
+	HeadSHA    string    `json:"head_sha"`
+	HeadBranch string    `json:"head_branch"`
+	Actor      string    `json:"actor"`
+}
+
+// Job is a job of one run attempt as seeded with AddJob. RunnerName and
+// Conclusion "" are null in JSON, as GitHub reports for queued jobs.
+type Job struct {
+	ID              int64     `json:"id"`
+	Name            string    `json:"name"`
+	RunnerName      string    `json:"runner_name"`
+	RunnerID        int64     `json:"runner_id"`
+	RunnerGroupName string    `json:"runner_group_name"`
+	RunnerGroupID   int64     `json:"runner_group_id"`
+	Labels          []string  `json:"labels"`
+	Status          string    `json:"status"`
+	Conclusion      string    `json:"conclusion"`
+	StartedAt       time.Time `json:"started_at"`
+	CompletedAt     time.Time `json:"completed_at"`
+}
+
+type runEntry struct {
+	Run
+	attempts map[int]Run // snapshot of earlier attempts
+}
+
+type jobEntry struct {
+	Job
+	runID   int64
+	attempt int
+}
+
+func (e *Emulator) workflowIDLocked(r *repo, file string) int64 {
+	if id, ok := r.workflows[file]; ok {
+		return id
+	}
+	id := e.newID()
+	r.workflows[file] = id
+	return id
+}
+
+// CreateRun adds a workflow run and returns its id.
+func (e *Emulator) CreateRun(ownerLogin, repoName string, run Run) (runID int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, err := e.repoLocked(ownerLogin, repoName)
+	if err != nil {
+		r = e.addRepoLocked(ownerLogin, repoName, 0, "")
+	}
+	now := e.now()
+	if run.ID == 0 {
+		run.ID = e.newID()
+	}
+	if run.Status == "" {
+		run.Status = "queued"
+	}
+	if run.RunAttempt == 0 {
+		run.RunAttempt = 1
+	}
+	if run.CreatedAt.IsZero() {
+		run.CreatedAt = now
+	}
+	if run.UpdatedAt.IsZero() {
+		run.UpdatedAt = run.CreatedAt
+	}
+	if run.StartedAt.IsZero() {
+		run.StartedAt = run.CreatedAt
+	}
+	if run.Event == "" {
+		run.Event = "push"
+	}
+	if run.Workflow == "" {
+		run.Workflow = "ci.yml"
+	}
+	if run.Name == "" {
+		run.Name = strings.TrimSuffix(strings.TrimSuffix(run.Workflow, ".yml"), ".yaml")
+	}
+	if run.HeadBranch == "" {
+		run.HeadBranch = r.DefaultBranch
+	}
+	if run.HeadSHA == "" {
+		run.HeadSHA = r.branches[r.DefaultBranch]
+	}
+	if run.Actor == "" {
+		run.Actor = "octocat"
+	}
+	e.workflowIDLocked(r, run.Workflow)
+	if run.RunNumber == 0 {
+		run.RunNumber = len(r.runs) + 1
+	}
+	r.runs[run.ID] = &runEntry{Run: run, attempts: map[int]Run{}}
+	r.runOrder = append(r.runOrder, run.ID)
+	return run.ID
+}
+
+func (e *Emulator) runLocked(ownerLogin, repoName string, runID int64) (*repo, *runEntry, error) {
+	r, err := e.repoLocked(ownerLogin, repoName)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, ok := r.runs[runID]
+	if !ok {
+		return nil, nil, fmt.Errorf("emulator: run %d not found in %s", runID, r.fullName())
+	}
+	return r, run, nil
+}
+
+// SetRunStatus sets a run's status and conclusion ("" = null).
+func (e *Emulator) SetRunStatus(ownerLogin, repoName string, runID int64, status, conclusion string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, run, err := e.runLocked(ownerLogin, repoName, runID)
+	if err != nil {
+		return err
+	}
+	run.Status, run.Conclusion, run.UpdatedAt = status, conclusion, e.now()
+	return nil
+}
+
+// NewRunAttempt re-runs a run: run_attempt increments, the run is queued
+// again and the previous attempt stays readable under
+// /attempts/{n}. It returns the new attempt number (0 when the run is
+// unknown).
+func (e *Emulator) NewRunAttempt(ownerLogin, repoName string, runID int64) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, run, err := e.runLocked(ownerLogin, repoName, runID)
+	if err != nil {
+		return 0
+	}
+	run.attempts[run.RunAttempt] = run.Run
+	run.RunAttempt++
+	run.Status, run.Conclusion = "queued", ""
+	run.UpdatedAt, run.StartedAt = e.now(), e.now()
+	return run.RunAttempt
+}
+
+// AddJob adds a job to attempt (0 = the current attempt) of a run and
+// returns its id (0 when the run is unknown). Status defaults to "queued".
+func (e *Emulator) AddJob(ownerLogin, repoName string, runID int64, attempt int, j Job) (jobID int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, run, err := e.runLocked(ownerLogin, repoName, runID)
+	if err != nil {
+		return 0
+	}
+	if attempt == 0 {
+		attempt = run.RunAttempt
+	}
+	if j.ID == 0 {
+		j.ID = e.newID()
+	}
+	if j.Status == "" {
+		j.Status = "queued"
+	}
+	if j.StartedAt.IsZero() {
+		j.StartedAt = e.now()
+	}
+	r.jobs[j.ID] = &jobEntry{Job: j, runID: runID, attempt: attempt}
+	return j.ID
+}
+
+// SetJobStatus sets a job's status and conclusion; completing a job stamps
+// completed_at.
+func (e *Emulator) SetJobStatus(ownerLogin, repoName string, jobID int64, status, conclusion string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, err := e.repoLocked(ownerLogin, repoName)
+	if err != nil {
+		return err
+	}
+	j, ok := r.jobs[jobID]
+	if !ok {
+		return fmt.Errorf("emulator: job %d not found", jobID)
+	}
+	j.Status, j.Conclusion = status, conclusion
+	if status == "completed" && j.CompletedAt.IsZero() {
+		j.CompletedAt = e.now()
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func timeOrNull(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (c *reqCtx) runJSON(r *repo, run Run) map[string]any {
+	full := r.fullName()
+	return map[string]any{
+		"id": run.ID, "name": run.Name, "node_id": nodeID("WorkflowRun", strconv.FormatInt(run.ID, 10)),
+		"head_branch": run.HeadBranch, "head_sha": run.HeadSHA, "path": ".github/workflows/" + run.Workflow,
+		"display_title": run.Name, "run_number": run.RunNumber, "event": run.Event, "status": run.Status,
+		"conclusion": nullable(run.Conclusion), "workflow_id": r.workflows[run.Workflow], "run_attempt": run.RunAttempt,
+		"url":        c.api("/repos/%s/actions/runs/%d", full, run.ID),
+		"html_url":   c.web("/%s/actions/runs/%d", full, run.ID),
+		"jobs_url":   c.api("/repos/%s/actions/runs/%d/jobs", full, run.ID),
+		"created_at": run.CreatedAt.UTC().Format(time.RFC3339), "updated_at": run.UpdatedAt.UTC().Format(time.RFC3339),
+		"run_started_at":   timeOrNull(run.StartedAt),
+		"actor":            map[string]any{"login": run.Actor, "type": "User"},
+		"triggering_actor": map[string]any{"login": run.Actor, "type": "User"},
+		"repository":       map[string]any{"id": r.ID, "name": r.Name, "full_name": full},
+	}
+}
+
+func (c *reqCtx) jobJSON(r *repo, j *jobEntry) map[string]any {
+	full := r.fullName()
+	run := r.runs[j.runID]
+	labels := j.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	var runnerID, groupID any
+	if j.RunnerID != 0 {
+		runnerID = j.RunnerID
+	}
+	if j.RunnerGroupID != 0 {
+		groupID = j.RunnerGroupID
+	}
+	return map[string]any{
+		"id": j.ID, "run_id": j.runID, "run_attempt": j.attempt, "node_id": nodeID("CheckRun", strconv.FormatInt(j.ID, 10)),
+		"head_sha": run.HeadSHA, "head_branch": run.HeadBranch, "workflow_name": run.Name,
+		"url":      c.api("/repos/%s/actions/jobs/%d", full, j.ID),
+		"html_url": c.web("/%s/actions/runs/%d/job/%d", full, j.runID, j.ID),
+		"run_url":  c.api("/repos/%s/actions/runs/%d", full, j.runID),
+		"status":   j.Status, "conclusion": nullable(j.Conclusion), "name": j.Name,
+		"created_at": timeOrNull(j.StartedAt), "started_at": timeOrNull(j.StartedAt), "completed_at": timeOrNull(j.CompletedAt),
+		"steps": []any{}, "labels": labels, "runner_id": runnerID, "runner_name": nullable(j.RunnerName),
+		"runner_group_id": groupID, "runner_group_name": nullable(j.RunnerGroupName),
+	}
+}
+
+func (c *reqCtx) runParam(r *repo) (*runEntry, *response) {
+	id, err := strconv.ParseInt(c.params["run_id"], 10, 64)
+	if err != nil {
+		return nil, c.notFound()
+	}
+	run, ok := r.runs[id]
+	if !ok {
+		return nil, c.notFound()
+	}
+	return run, nil
+}
+
+// GET /repos/{owner}/{repo}/actions/runs/{run_id} (E13):
+// https://docs.github.com/en/rest/actions/workflow-runs#get-a-workflow-run
+func hGetRun(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	run, resp := c.runParam(r)
+	if resp != nil {
+		return resp
+	}
+	return c.json(http.StatusOK, c.runJSON(r, run.Run))
+}
+
+func (c *reqCtx) attemptParam(run *runEntry) (Run, int, bool) {
+	n, err := strconv.Atoi(c.params["attempt"])
+	if err != nil || n < 1 || n > run.RunAttempt {
+		return Run{}, 0, false
+	}
+	if n == run.RunAttempt {
+		return run.Run, n, true
+	}
+	return run.attempts[n], n, true
+}
+
+// GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}
+func hGetRunAttempt(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	run, resp := c.runParam(r)
+	if resp != nil {
+		return resp
+	}
+	a, _, ok := c.attemptParam(run)
+	if !ok {
+		return c.notFound()
+	}
+	return c.json(http.StatusOK, c.runJSON(r, a))
+}
+
+func (c *reqCtx) jobsPage(r *repo, match func(*jobEntry) bool) *response {
+	var jobs []*jobEntry
+	for _, j := range r.jobs {
+		if match(j) {
+			jobs = append(jobs, j)
+		}
+	}
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	lo, hi, link := c.paginate(len(jobs))
+	out := make([]any, 0, hi-lo)
+	for _, j := range jobs[lo:hi] {
+		out = append(out, c.jobJSON(r, j))
+	}
+	return c.paged(http.StatusOK, map[string]any{"total_count": len(jobs), "jobs": out}, link)
+}
+
+// GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{n}/jobs (E12):
+// https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run-attempt
+// Paginated (per_page ≤ 100) with total_count and a Link header.
+func hListAttemptJobs(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	run, resp := c.runParam(r)
+	if resp != nil {
+		return resp
+	}
+	_, n, ok := c.attemptParam(run)
+	if !ok {
+		return c.notFound()
+	}
+	return c.jobsPage(r, func(j *jobEntry) bool { return j.runID == run.ID && j.attempt == n })
+}
+
+// GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=latest|all
+// https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run
+func hListRunJobs(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	run, resp := c.runParam(r)
+	if resp != nil {
+		return resp
+	}
+	all := c.query.Get("filter") == "all"
+	return c.jobsPage(r, func(j *jobEntry) bool { return j.runID == run.ID && (all || j.attempt == run.RunAttempt) })
+}
+
+// GET /repos/{owner}/{repo}/actions/jobs/{job_id}
+// https://docs.github.com/en/rest/actions/workflow-jobs#get-a-job-for-a-workflow-run
+func hGetJob(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	id, err := strconv.ParseInt(c.params["job_id"], 10, 64)
+	if err != nil {
+		return c.notFound()
+	}
+	j, ok := r.jobs[id]
+	if !ok {
+		return c.notFound()
+	}
+	return c.json(http.StatusOK, c.jobJSON(r, j))
+}
+
+func (c *reqCtx) runsPage(r *repo, match func(*runEntry) bool) *response {
+	var runs []*runEntry
+	for _, id := range r.runOrder {
+		run := r.runs[id]
+		if match(run) && (c.query.Get("event") == "" || run.Event == c.query.Get("event")) &&
+			(c.query.Get("status") == "" || run.Status == c.query.Get("status") || run.Conclusion == c.query.Get("status")) &&
+			(c.query.Get("branch") == "" || run.HeadBranch == c.query.Get("branch")) &&
+			(c.query.Get("head_sha") == "" || run.HeadSHA == c.query.Get("head_sha")) {
+			runs = append(runs, run)
+		}
+	}
+	// Newest first, as GitHub lists runs.
+	sort.SliceStable(runs, func(a, b int) bool {
+		if !runs[a].CreatedAt.Equal(runs[b].CreatedAt) {
+			return runs[a].CreatedAt.After(runs[b].CreatedAt)
+		}
+		return runs[a].ID > runs[b].ID
+	})
+	lo, hi, link := c.paginate(len(runs))
+	out := make([]any, 0, hi-lo)
+	for _, run := range runs[lo:hi] {
+		out = append(out, c.runJSON(r, run.Run))
+	}
+	return c.paged(http.StatusOK, map[string]any{"total_count": len(runs), "workflow_runs": out}, link)
+}
+
+// GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs?event=&status=&per_page=
+// (workflow_id is the file name or the numeric id):
+// https://docs.github.com/en/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow
+func hListWorkflowRuns(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	wf := c.params["workflow_id"]
+	file := ""
+	for f, id := range r.workflows {
+		if f == wf || strconv.FormatInt(id, 10) == wf {
+			file = f
+		}
+	}
+	if file == "" {
+		return c.notFound()
+	}
+	return c.runsPage(r, func(run *runEntry) bool { return run.Workflow == file })
+}
+
+// GET /repos/{owner}/{repo}/actions/runs
+func hListRuns(c *reqCtx) *response {
+	r, resp := c.repo("actions", "read")
+	if resp != nil {
+		return resp
+	}
+	return c.runsPage(r, func(*runEntry) bool { return true })
+}
+
+// --- organization runner groups and runners ---
+
+// RunnerGroup is an organization runner group. Visibility is "all",
+// "selected" (SelectedRepos lists repository names) or "private".
+type RunnerGroup struct {
+	ID            int64    `json:"id"`
+	Name          string   `json:"name"`
+	Visibility    string   `json:"visibility"`
+	Default       bool     `json:"default"`
+	SelectedRepos []string `json:"selected_repositories"`
+}
+
+// Runner is a self-hosted runner. Status is "online" or "offline".
+type Runner struct {
+	ID     int64    `json:"id"`
+	Name   string   `json:"name"`
+	OS     string   `json:"os"`
+	Status string   `json:"status"`
+	Busy   bool     `json:"busy"`
+	Labels []string `json:"labels"`
+}
+
+// AddRunnerGroup adds a runner group to an organization and returns its id.
+func (e *Emulator) AddRunnerGroup(org string, g RunnerGroup) (groupID int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o, ok := e.owners[strings.ToLower(org)]
+	if !ok {
+		o = e.addOwnerLocked(org, 0, true)
+	}
+	if g.ID == 0 {
+		g.ID = e.newID()
+	}
+	if g.Visibility == "" {
+		g.Visibility = "all"
+	}
+	gg := g
+	o.groups = append(o.groups, &gg)
+	return g.ID
+}
+
+// AddRunner adds a runner to a group of org and returns its id (0 when the
+// organization or group is unknown).
+func (e *Emulator) AddRunner(org string, groupID int64, r Runner) (runnerID int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o, ok := e.owners[strings.ToLower(org)]
+	if !ok {
+		return 0
+	}
+	found := false
+	for _, g := range o.groups {
+		found = found || g.ID == groupID
+	}
+	if !found {
+		return 0
+	}
+	if r.ID == 0 {
+		r.ID = e.newID()
+	}
+	if r.Status == "" {
+		r.Status = "online"
+	}
+	if r.OS == "" {
+		r.OS = "Linux"
+	}
+	o.runners = append(o.runners, &runnerEntry{groupID: groupID, Runner: r})
+	return r.ID
+}
+
+// SetRunnerStatus changes a runner's status ("online"/"offline") and busy flag.
+func (e *Emulator) SetRunnerStatus(org string, runnerID int64, status string, busy bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o, ok := e.owners[strings.ToLower(org)]
+	if !ok {
+		return fmt.Errorf("emulator: owner %s not found", org)
+	}
+	for _, r := range o.runners {
+		if r.ID == runnerID {
+			r.Status, r.Busy = status, busy
+			return nil
+		}
+	}
+	return fmt.Errorf("emulator: runner %d not found", runnerID)
+}
+
+// orgRunners checks org access for runner endpoints: the credential must be
+// an installation on the organization with organization_self_hosted_runners
+// (https://docs.github.com/en/rest/actions/self-hosted-runner-groups).
+func (c *reqCtx) orgRunners() (*owner, *response) {
+	if c.cred == nil {
+		return nil, c.errorf(http.StatusUnauthorized, "Requires authentication")
+	}
+	o, ok := c.e.owners[strings.ToLower(c.params["org"])]
+	if !ok || !o.Org {
+		return nil, c.notFound()
+	}
+	if c.cred.kind != credInstallation || c.cred.inst.Owner != o || !c.cred.has("organization_self_hosted_runners", "read") {
+		return nil, c.forbidden("organization_self_hosted_runners", "read")
+	}
+	return o, nil
+}
+
+func (c *reqCtx) groupJSON(o *owner, g *RunnerGroup) map[string]any {
+	return map[string]any{"id": g.ID, "name": g.Name, "visibility": g.Visibility, "default": g.Default, "inherited": false,
+		"allows_public_repositories": false, "restricted_to_workflows": false, "selected_workflows": []string{},
+		"runners_url": c.api("/orgs/%s/actions/runner-groups/%d/runners", o.Login, g.ID)}
+}
+
+func (c *reqCtx) runnerJSON(r *runnerEntry) map[string]any {
+	labels := []any{}
+	for i, l := range r.Labels {
+		typ := "custom"
+		if l == "self-hosted" || l == "Linux" || l == "Windows" || l == "macOS" || l == "X64" || l == "ARM64" {
+			typ = "read-only"
+		}
+		labels = append(labels, map[string]any{"id": i + 1, "name": l, "type": typ})
+	}
+	return map[string]any{"id": r.ID, "name": r.Name, "os": r.OS, "status": r.Status, "busy": r.Busy, "labels": labels, "runner_group_id": r.groupID}
+}
+
+// GET /orgs/{org}/actions/runner-groups?visible_to_repository=
+// https://docs.github.com/en/rest/actions/self-hosted-runner-groups#list-self-hosted-runner-groups-for-an-organization
+func hListRunnerGroups(c *reqCtx) *response {
+	o, resp := c.orgRunners()
+	if resp != nil {
+		return resp
+	}
+	vis := strings.ToLower(c.query.Get("visible_to_repository"))
+	var groups []*RunnerGroup
+	for _, g := range o.groups {
+		if vis != "" {
+			if g.Visibility == "private" {
+				continue
+			}
+			if g.Visibility == "selected" {
+				ok := false
+				for _, n := range g.SelectedRepos {
+					ok = ok || strings.EqualFold(n, vis)
+				}
+				if !ok {
+					continue
+				}
+			}
+		}
+		groups = append(groups, g)
+	}
+	lo, hi, link := c.paginate(len(groups))
+	out := make([]any, 0, hi-lo)
+	for _, g := range groups[lo:hi] {
+		out = append(out, c.groupJSON(o, g))
+	}
+	return c.paged(http.StatusOK, map[string]any{"total_count": len(groups), "runner_groups": out}, link)
+}
+
+func (c *reqCtx) runnersPage(o *owner, match func(*runnerEntry) bool) *response {
+	var rs []*runnerEntry
+	for _, r := range o.runners {
+		if match(r) {
+			rs = append(rs, r)
+		}
+	}
+	lo, hi, link := c.paginate(len(rs))
+	out := make([]any, 0, hi-lo)
+	for _, r := range rs[lo:hi] {
+		out = append(out, c.runnerJSON(r))
+	}
+	return c.paged(http.StatusOK, map[string]any{"total_count": len(rs), "runners": out}, link)
+}
+
+// GET /orgs/{org}/actions/runner-groups/{runner_group_id}/runners
+func hListGroupRunners(c *reqCtx) *response {
+	o, resp := c.orgRunners()
+	if resp != nil {
+		return resp
+	}
+	id, _ := strconv.ParseInt(c.params["group_id"], 10, 64)
+	found := false
+	for _, g := range o.groups {
+		found = found || g.ID == id
+	}
+	if !found {
+		return c.notFound()
+	}
+	return c.runnersPage(o, func(r *runnerEntry) bool { return r.groupID == id })
+}
+
+// GET /orgs/{org}/actions/runners
+func hListOrgRunners(c *reqCtx) *response {
+	o, resp := c.orgRunners()
+	if resp != nil {
+		return resp
+	}
+	return c.runnersPage(o, func(*runnerEntry) bool { return true })
+}
