@@ -1,0 +1,293 @@
+// Package checker audits the full history of a lock's state file: every
+// version ever committed, in order. It is how tests, the demo, the benchmark
+// and simulations prove the safety invariants on every state written rather
+// than on the last one only:
+//
+//   - occupancy: holders + reservations never exceed maxHolders;
+//   - no duplicate: a holderId appears at most once across holders and queue;
+//   - FIFO: an admission never overtakes an earlier waiter on the same runner,
+//     and never overtakes any waiter whose runner was free (the serialized
+//     scan's only allowed skip is a waiter whose runner is occupied);
+//   - no lost entry: a queued or holding identity disappears only by its own
+//     admission or after its owner (or an authorized actor) asked to remove it;
+//   - no schema downgrade.
+//
+// It also derives the figures the demo and benchmark report: admissions in
+// order, handoff gaps (seat freed while someone waited → next admission) and
+// seat utilization while jobs waited.
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// Version is one committed version of the state file.
+type Version struct {
+	// Time is when the version was committed (the emulator's clock).
+	Time time.Time
+	// Content is the file's bytes; nil means the file was deleted.
+	Content []byte
+	// Message is the commit message.
+	Message string
+}
+
+// Removal records that an actor was entitled to remove an identity from the
+// lock from At onwards: its owner started a cleanup, the reaper proved it
+// stale, or an operator recovered it.
+type Removal struct {
+	HolderID string
+	At       time.Time
+}
+
+// Input is what Check needs besides the history.
+type Input struct {
+	// Lock is the lock name the versions must carry.
+	Lock string
+	// ServerURL validates incident run URLs; default https://github.com.
+	ServerURL string
+	// MaxHolders is the configured limit in force.
+	MaxHolders int
+	// Removals lists every authorized removal intent. An identity that
+	// vanishes without an admission and without a removal at or before the
+	// version's time is a lost entry.
+	Removals []Removal
+}
+
+// Admission is one identity becoming a holder.
+type Admission struct {
+	HolderID string
+	RunnerID string
+	Time     time.Time
+	// Overtook counts earlier waiters, on other runners, still queued after
+	// this admission (the serialized scan's allowed skips).
+	Overtook int
+}
+
+// Report is the result of Check. Violations lists every broken invariant in
+// human-readable form; the counters break them down.
+type Report struct {
+	Versions       int
+	MaxOccupied    int
+	Limit          int
+	OverAdmissions int
+	Duplicates     int
+	FIFOViolations int
+	LostEntries    int
+	Downgrades     int
+	DecodeErrors   int
+	Admissions     []Admission
+	// HandoffGaps are the delays between a seat being freed while someone
+	// waited and the next admission.
+	HandoffGaps []time.Duration
+	// Utilization is the share of seat-time occupied while at least one job
+	// waited (1.0 = no seat idle while anyone waited).
+	Utilization float64
+	Violations  []string
+}
+
+// OK reports whether no invariant was broken.
+func (r Report) OK() bool { return len(r.Violations) == 0 }
+
+type snapshot struct {
+	t        time.Time
+	st       *lockstate.State
+	holders  map[string]lockstate.Holder
+	queued   map[string]int // holderId -> queue index
+	occupied map[string]bool
+}
+
+// Check audits versions (oldest first).
+func Check(versions []Version, in Input) Report {
+	rep := Report{Versions: len(versions), Limit: in.MaxHolders}
+	removals := map[string][]time.Time{}
+	for _, r := range in.Removals {
+		removals[r.HolderID] = append(removals[r.HolderID], r.At)
+	}
+	authorized := func(id string, at time.Time) bool {
+		for _, t := range removals[id] {
+			if !t.After(at) {
+				return true
+			}
+		}
+		return false
+	}
+	violate := func(format string, args ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
+	}
+
+	var prev *snapshot
+	var freeTimes []time.Time
+	var waitSeat, waitTotal float64
+	for i, v := range versions {
+		if v.Content == nil {
+			violate("version %d (%s): state file deleted", i, v.Message)
+			prev = nil
+			continue
+		}
+		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: in.Lock, ServerURL: in.ServerURL})
+		if err != nil {
+			rep.DecodeErrors++
+			violate("version %d (%s): does not decode: %v", i, v.Message, err)
+			continue
+		}
+		cur := index(v.Time, st)
+		occ := len(st.Holders) + len(st.Reservations)
+		rep.MaxOccupied = max(rep.MaxOccupied, occ)
+		if in.MaxHolders > 0 && occ > in.MaxHolders {
+			rep.OverAdmissions++
+			violate("version %d (%s): %d holders + %d reservations exceed maxHolders %d",
+				i, v.Message, len(st.Holders), len(st.Reservations), in.MaxHolders)
+		}
+		seen := map[string]bool{}
+		for _, h := range st.Holders {
+			seen[h.HolderID] = true
+		}
+		for _, q := range st.Queue {
+			if seen[q.HolderID] {
+				rep.Duplicates++
+				violate("version %d (%s): %s appears twice", i, v.Message, q.HolderID)
+			}
+			seen[q.HolderID] = true
+		}
+		if prev != nil {
+			dt := cur.t.Sub(prev.t).Seconds()
+			if len(prev.st.Queue) > 0 && dt > 0 && in.MaxHolders > 0 {
+				waitSeat += dt * float64(min(len(prev.st.Holders)+len(prev.st.Reservations), in.MaxHolders))
+				waitTotal += dt * float64(in.MaxHolders)
+			}
+			if st.SchemaVersion < prev.st.SchemaVersion {
+				rep.Downgrades++
+				violate("version %d (%s): schema downgraded from %d to %d", i, v.Message, prev.st.SchemaVersion, st.SchemaVersion)
+			}
+			// Removals: everything that was present and is gone.
+			for id := range prev.holders {
+				if _, ok := cur.holders[id]; !ok && !authorized(id, cur.t) {
+					rep.LostEntries++
+					violate("version %d (%s): holder %s removed without an authorized removal", i, v.Message, id)
+				}
+			}
+			for id := range prev.queued {
+				_, held := cur.holders[id]
+				_, still := cur.queued[id]
+				if !held && !still && !authorized(id, cur.t) {
+					rep.LostEntries++
+					violate("version %d (%s): queued %s lost without admission or authorized removal", i, v.Message, id)
+				}
+			}
+			// Frees while someone waits start a handoff clock.
+			prevOcc := len(prev.st.Holders) + len(prev.st.Reservations)
+			if freed := prevOcc - occ; freed > 0 && len(st.Queue) > 0 {
+				for range freed {
+					freeTimes = append(freeTimes, cur.t)
+				}
+			}
+			admitted := checkAdmissions(i, v.Message, prev, cur, &rep)
+			for range admitted {
+				if len(freeTimes) > 0 {
+					rep.HandoffGaps = append(rep.HandoffGaps, cur.t.Sub(freeTimes[0]))
+					freeTimes = freeTimes[1:]
+				}
+			}
+			if len(st.Queue) == 0 {
+				freeTimes = nil
+			}
+		} else {
+			for _, h := range st.Holders {
+				rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t})
+			}
+		}
+		prev = cur
+	}
+	if waitTotal > 0 {
+		rep.Utilization = waitSeat / waitTotal
+	} else {
+		rep.Utilization = 1
+	}
+	return rep
+}
+
+// checkAdmissions records the holders new in cur and checks fairness against
+// the queue of prev. An admission may pass an earlier waiter only when that
+// waiter is not displaced by it: the waiter's runner is occupied (the
+// serialized scan's allowed skip), or enough seats remain free for every
+// earlier admissible waiter (it is simply polling later). Passing a waiter on
+// its own runner is always a FIFO violation. It returns how many identities
+// were admitted.
+func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report) int {
+	n := 0
+	free := rep.Limit - len(cur.st.Holders) - len(cur.st.Reservations)
+	for _, h := range cur.st.Holders {
+		if _, was := prev.holders[h.HolderID]; was {
+			continue
+		}
+		n++
+		pos, wasQueued := prev.queued[h.HolderID]
+		if !wasQueued {
+			pos = len(prev.st.Queue) // joined and admitted in one write: behind everyone
+		}
+		overtook, admissible := 0, 0
+		runners := map[string]bool{}
+		for _, w := range prev.st.Queue[:pos] {
+			if _, stillQueued := cur.queued[w.HolderID]; !stillQueued {
+				continue
+			}
+			overtook++
+			switch {
+			case w.RunnerID != "" && w.RunnerID == h.RunnerID:
+				rep.FIFOViolations++
+				rep.Violations = append(rep.Violations, fmt.Sprintf(
+					"version %d (%s): %s admitted ahead of earlier waiter %s on the same runner %s", i, msg, h.HolderID, w.HolderID, w.RunnerID))
+			case w.RunnerID == "":
+				admissible++
+			case !cur.occupied[w.RunnerID] && !runners[w.RunnerID]:
+				runners[w.RunnerID] = true
+				admissible++
+			}
+		}
+		if rep.Limit > 0 && admissible > max(free, 0) {
+			rep.FIFOViolations++
+			rep.Violations = append(rep.Violations, fmt.Sprintf(
+				"version %d (%s): %s admitted ahead of %d admissible earlier waiter(s) with only %d seat(s) left", i, msg, h.HolderID, admissible, max(free, 0)))
+		}
+		rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t, Overtook: overtook})
+	}
+	return n
+}
+
+func index(t time.Time, st *lockstate.State) *snapshot {
+	s := &snapshot{t: t, st: st, holders: map[string]lockstate.Holder{}, queued: map[string]int{}, occupied: map[string]bool{}}
+	for _, h := range st.Holders {
+		s.holders[h.HolderID] = h
+		if h.RunnerID != "" {
+			s.occupied[h.RunnerID] = true
+		}
+	}
+	for _, r := range st.Reservations {
+		if r.RunnerID != "" {
+			s.occupied[r.RunnerID] = true
+		}
+	}
+	for i, q := range st.Queue {
+		if _, dup := s.queued[q.HolderID]; !dup {
+			s.queued[q.HolderID] = i
+		}
+	}
+	return s
+}
+
+// Percentile returns the p-th percentile (0..100, nearest rank) of ds, or 0
+// for an empty slice.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	rank := int(p/100*float64(len(s))+0.999999) - 1
+	return s[min(max(rank, 0), len(s)-1)]
+}

@@ -1,0 +1,493 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1" //nolint:gosec // git blob object names are SHA-1 by definition, not a security primitive here
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// Defaults for Options. Each is the reference's value unless said otherwise.
+const (
+	// DefaultBranch is the branch that carries lock state (spec §2.1).
+	DefaultBranch = "lock-state"
+	// DefaultMaxRounds bounds the compare-and-swap rounds of one Update, the
+	// reference's cleanupIdentity ceiling (spec §3.7).
+	DefaultMaxRounds = 10
+	// DefaultConflictDelay is the base sleep after a CAS conflict; the actual
+	// sleep adds up to a third more of jitter so colliding writers spread out
+	// (spec Appendix A: jitter(1000) = 1000–1332 ms).
+	DefaultConflictDelay = time.Second
+)
+
+// ErrNoChange is returned by an Update mutation to say the state is already
+// as it should be: Update then writes nothing.
+var ErrNoChange = errors.New("store: no change")
+
+// ErrTooManyConflicts is returned when every round of an Update lost the
+// compare-and-swap race.
+var ErrTooManyConflicts = errors.New("store: compare-and-swap conflicts exhausted the round budget")
+
+// Options configures a Store.
+type Options struct {
+	// Client is the GitHub client holding a token with contents: write on the
+	// lock repository.
+	Client *ghclient.Client
+	// Owner and Repo name the lock repository.
+	Owner, Repo string
+	// Branch is the state branch; default DefaultBranch.
+	Branch string
+	// Lock is the lock name; the state lives at locks/<Lock>.json.
+	Lock string
+	// ServerURL is the GitHub web origin used to validate incident run URLs
+	// (GITHUB_SERVER_URL); default https://github.com.
+	ServerURL string
+	// Clock and Jitter drive conflict sleeps; defaults clock.Real and
+	// math/rand/v2.
+	Clock  clock.Clock
+	Jitter func() float64
+	// MaxRounds bounds CAS rounds per Update; default DefaultMaxRounds.
+	MaxRounds int
+	// ConflictDelay is the base conflict sleep; default DefaultConflictDelay.
+	ConflictDelay time.Duration
+	// Budget is the retry budget of every API call the store makes.
+	Budget ghclient.Budget
+}
+
+// Snapshot is one observed version of the state file.
+type Snapshot struct {
+	// State is the decoded, validated state (lockstate.Empty when the file
+	// does not exist). Callers may not modify it; Update hands mutations a
+	// clone.
+	State *lockstate.State
+	// SHA is the blob SHA of the version, "" when the file does not exist.
+	SHA string
+}
+
+// Exists reports whether the snapshot is of an existing file.
+func (s Snapshot) Exists() bool { return s.SHA != "" }
+
+// Result reports how an Update ended.
+type Result struct {
+	// Snapshot is the state as committed by this Update, or as read when the
+	// mutation returned ErrNoChange.
+	Snapshot
+	// Written is true when this Update's write was acknowledged.
+	Written bool
+	// Rounds is the number of read-modify-write rounds used.
+	Rounds int
+	// Conflicts counts rounds lost to a concurrent writer (409/422).
+	Conflicts int
+	// Ambiguous is true when an earlier round's write may have been applied
+	// without acknowledgement (a 5xx or lost response followed by a conflict).
+	// The mutation was re-applied to the fresh state, so the caller's effect
+	// is in Snapshot either way; callers that report what they removed must
+	// reconcile from Snapshot rather than from their own bookkeeping.
+	Ambiguous bool
+}
+
+// Store reads and writes one lock's state document by compare-and-swap on
+// the blob SHA through the GitHub Contents API. It is safe for concurrent
+// use; concurrent Updates from one Store simply race like separate clients.
+type Store struct {
+	opts Options
+
+	mu   sync.Mutex
+	last *Snapshot // newest version this Store has seen or written
+}
+
+var lockNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,80}$`)
+
+// New validates opts and returns a Store. It makes no API call.
+func New(opts Options) (*Store, error) {
+	if opts.Client == nil {
+		return nil, errors.New("store: a GitHub client is required")
+	}
+	if opts.Owner == "" || opts.Repo == "" {
+		return nil, errors.New("store: the lock repository owner and name are required")
+	}
+	if !lockNamePattern.MatchString(opts.Lock) || opts.Lock == "." || opts.Lock == ".." {
+		return nil, fmt.Errorf("store: invalid lock name %q: expected 1-80 of A-Z a-z 0-9 . _ -", opts.Lock)
+	}
+	if opts.Branch == "" {
+		opts.Branch = DefaultBranch
+	}
+	if opts.ServerURL == "" {
+		opts.ServerURL = "https://github.com"
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = defaultJitter
+	}
+	if opts.MaxRounds <= 0 {
+		opts.MaxRounds = DefaultMaxRounds
+	}
+	if opts.ConflictDelay <= 0 {
+		opts.ConflictDelay = DefaultConflictDelay
+	}
+	return &Store{opts: opts}, nil
+}
+
+// StatePath is the repository path of the lock's state file.
+func (s *Store) StatePath() string { return "locks/" + s.opts.Lock + ".json" }
+
+// ConfigPath is the repository path of the lock's config file (default branch).
+func (s *Store) ConfigPath() string { return "locks/" + s.opts.Lock + ".config.json" }
+
+// Lock returns the lock name.
+func (s *Store) Lock() string { return s.opts.Lock }
+
+// Load reads and validates the current state. A missing file (or a missing
+// state branch) is the empty state with SHA "". An unchanged file costs a 304
+// through the client's ETag cache. A state that fails validation is returned
+// as the *lockstate.Error from Decode: nothing is ever written on top of it.
+func (s *Store) Load(ctx context.Context) (Snapshot, error) {
+	data, sha, err := s.readFile(ctx, s.StatePath(), s.opts.Branch)
+	if err != nil {
+		if ghclient.IsNotFound(err) {
+			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
+			s.remember(snap)
+			return snap, nil
+		}
+		return Snapshot{}, err
+	}
+	if prev := s.cached(); prev != nil && prev.SHA == sha {
+		return *prev, nil
+	}
+	st, err := lockstate.Decode(data, lockstate.DecodeOptions{Lock: s.opts.Lock, ServerURL: s.opts.ServerURL})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("decode %s at %s: %w", s.StatePath(), shortSHA(sha), err)
+	}
+	snap := Snapshot{State: st, SHA: sha}
+	s.remember(snap)
+	return snap, nil
+}
+
+// Update applies fn to a clone of the newest known state and writes the
+// result with the version's SHA as the compare-and-swap token. On 409/422 it
+// re-reads, re-applies fn and tries again, up to MaxRounds with jittered
+// sleeps. fn must be a pure function of the state it is given: it may run
+// several times. Returning ErrNoChange ends the Update without a write;
+// returning another error ends it with that error and nothing written.
+//
+// The first round uses the newest version this Store has seen (its own last
+// write or read) instead of reading again: if that base is stale the CAS
+// fails and the next round reads. A write whose response was lost is never
+// blindly retried; the next round's read decides whether it landed (fn sees
+// its own effect and returns ErrNoChange).
+func (s *Store) Update(ctx context.Context, message string, fn func(*lockstate.State) error) (Result, error) {
+	return s.UpdateMessage(ctx, func(st *lockstate.State) (string, error) { return message, fn(st) })
+}
+
+// UpdateMessage is Update for mutations whose commit message depends on what
+// they decided (for example "Acquire <lock>" versus "Queue for <lock>"). The
+// message of the round that wrote is the commit message.
+func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (string, error)) (Result, error) {
+	var res Result
+	base := s.cached()
+	branchCreated := false
+	for res.Rounds < s.opts.MaxRounds {
+		res.Rounds++
+		if base == nil {
+			snap, err := s.Load(ctx)
+			if err != nil {
+				return res, err
+			}
+			base = &snap
+		}
+		next := base.State.Clone()
+		message, err := fn(next)
+		if err != nil {
+			if errors.Is(err, ErrNoChange) {
+				res.Snapshot = *base
+				return res, nil
+			}
+			return res, err
+		}
+		next.UpdatedAt = lockstate.FormatTime(s.opts.Clock.Now())
+		data, err := lockstate.Encode(next)
+		if err != nil {
+			return res, fmt.Errorf("encode %s: %w", s.StatePath(), err)
+		}
+		sha, err := s.writeFile(ctx, message, data, base.SHA)
+		switch {
+		case err == nil:
+			snap := Snapshot{State: next, SHA: sha}
+			s.remember(snap)
+			res.Snapshot, res.Written = snap, true
+			return res, nil
+		case ghclient.IsNotFound(err) && !branchCreated:
+			// The branch does not exist yet: create it from the default
+			// branch's head and retry this round (spec §3.2 E5–E8). This is
+			// the only place the branch is checked, so steady-state
+			// operations never pay for it.
+			if err := s.EnsureBranch(ctx); err != nil {
+				return res, err
+			}
+			branchCreated = true
+			res.Rounds--
+			continue
+		case ghclient.IsAmbiguous(err):
+			res.Ambiguous = true
+			res.Conflicts++
+		case ghclient.IsConflict(err):
+			res.Conflicts++
+		default:
+			if mayHaveApplied(err) {
+				res.Ambiguous = true
+			}
+			return res, err
+		}
+		s.forget()
+		base = nil
+		if res.Rounds < s.opts.MaxRounds {
+			if err := s.opts.Clock.Sleep(ctx, s.conflictDelay()); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, fmt.Errorf("update %s after %d rounds: %w", s.StatePath(), res.Rounds, ErrTooManyConflicts)
+}
+
+// LoadConfig reads locks/<lock>.config.json from the default branch with the
+// fallback rules of spec §2.8: a missing file is the default config; an
+// unavailable one (transport, 401, 403, 408, 429, 5xx, exhausted budget) is the
+// default config plus a warning; a cancelled read and any other status (400,
+// 422, ...) are errors. Malformed content falls back with warnings from
+// lockstate.DecodeConfig.
+func (s *Store) LoadConfig(ctx context.Context) (lockstate.Config, []string, error) {
+	data, _, err := s.readFile(ctx, s.ConfigPath(), "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return lockstate.Config{}, nil, err
+		}
+		if ghclient.IsNotFound(err) {
+			return lockstate.DefaultConfig(), nil, nil
+		}
+		switch st := ghclient.StatusOf(err); {
+		case st == 0, st == http.StatusUnauthorized, st == http.StatusForbidden,
+			st == http.StatusRequestTimeout, st == http.StatusTooManyRequests, st >= 500:
+			return lockstate.DefaultConfig(), []string{fmt.Sprintf(
+				"Unable to read lock config %s; using safe defaults (%v)", s.ConfigPath(), err)}, nil
+		default:
+			return lockstate.Config{}, nil, fmt.Errorf("read lock config %s: %w", s.ConfigPath(), err)
+		}
+	}
+	cfg, warnings := lockstate.DecodeConfig(data)
+	return cfg, warnings, nil
+}
+
+// EnsureBranch creates the state branch from the default branch's head when
+// it does not exist (spec §3.2 E5–E8). A concurrent creation (422) is success.
+func (s *Store) EnsureBranch(ctx context.Context) error {
+	gh := s.opts.Client.GitHub()
+	o, r, b := s.opts.Owner, s.opts.Repo, s.opts.Branch
+	err := s.opts.Client.Do(ctx, s.op("GET git ref heads/"+b, false), func(ctx context.Context) (*github.Response, error) {
+		_, resp, err := gh.Git.GetRef(ctx, o, r, "heads/"+b)
+		return resp, err
+	})
+	if err == nil || !ghclient.IsNotFound(err) {
+		return err
+	}
+	var repo *github.Repository
+	if err := s.opts.Client.Do(ctx, s.op("GET repository", false), func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		repo, resp, err = gh.Repositories.Get(ctx, o, r)
+		return resp, err
+	}); err != nil {
+		return err
+	}
+	def := repo.GetDefaultBranch()
+	if def == "" {
+		def = "main"
+	}
+	var head *github.Reference
+	if err := s.opts.Client.Do(ctx, s.op("GET git ref heads/"+def, false), func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		head, resp, err = gh.Git.GetRef(ctx, o, r, "heads/"+def)
+		return resp, err
+	}); err != nil {
+		return err
+	}
+	err = s.opts.Client.Do(ctx, s.op("POST git refs", true), func(ctx context.Context) (*github.Response, error) {
+		_, resp, err := gh.Git.CreateRef(ctx, o, r, &github.Reference{
+			Ref:    github.String("refs/heads/" + b),
+			Object: &github.GitObject{SHA: head.GetObject().SHA},
+		})
+		return resp, err
+	})
+	if err != nil && ghclient.StatusOf(err) == http.StatusUnprocessableEntity {
+		return nil // "Reference already exists": another client won the race.
+	}
+	return err
+}
+
+// readFile returns the bytes and blob SHA of path at ref ("" = default branch).
+func (s *Store) readFile(ctx context.Context, path, ref string) ([]byte, string, error) {
+	gh := s.opts.Client.GitHub()
+	var file *github.RepositoryContent
+	var opts *github.RepositoryContentGetOptions
+	if ref != "" {
+		opts = &github.RepositoryContentGetOptions{Ref: ref}
+	}
+	err := s.opts.Client.Do(ctx, s.op("GET contents "+path, false), func(ctx context.Context) (*github.Response, error) {
+		f, dir, resp, err := gh.Repositories.GetContents(ctx, s.opts.Owner, s.opts.Repo, path, opts)
+		if err == nil && f == nil {
+			return resp, fmt.Errorf("read %s: a directory (%d entries) is where a file was expected", path, len(dir))
+		}
+		file = f
+		return resp, err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	sha := file.GetSHA()
+	if file.GetEncoding() == "none" {
+		// Files over 1 MB come without inline content; fetch the raw bytes
+		// and prove they are the version the SHA names.
+		data, err := s.readRaw(ctx, path, ref)
+		if err != nil {
+			return nil, "", err
+		}
+		if got := BlobSHA(data); got != sha {
+			return nil, "", &ghclient.Error{Class: ghclient.ClassRetryable, Op: "GET raw " + path,
+				Err: fmt.Errorf("raw content %s does not match blob %s (file changed between reads)", shortSHA(got), shortSHA(sha))}
+		}
+		return data, sha, nil
+	}
+	content, err := file.GetContent()
+	if err != nil {
+		return nil, "", fmt.Errorf("decode contents of %s: %w", path, err)
+	}
+	return []byte(content), sha, nil
+}
+
+func (s *Store) readRaw(ctx context.Context, path, ref string) ([]byte, error) {
+	gh := s.opts.Client.GitHub()
+	u := fmt.Sprintf("repos/%s/%s/contents/%s", s.opts.Owner, s.opts.Repo, path)
+	if ref != "" {
+		u += "?ref=" + ref
+	}
+	var buf bytes.Buffer
+	err := s.opts.Client.Do(ctx, s.op("GET raw contents "+path, false), func(ctx context.Context) (*github.Response, error) {
+		req, err := gh.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/vnd.github.raw")
+		buf.Reset()
+		return gh.Do(ctx, req, &buf)
+	})
+	return buf.Bytes(), err
+}
+
+// writeFile PUTs data with base as the CAS token ("" = create) and returns the
+// new blob SHA.
+func (s *Store) writeFile(ctx context.Context, message string, data []byte, base string) (string, error) {
+	gh := s.opts.Client.GitHub()
+	opts := &github.RepositoryContentFileOptions{
+		Message: github.String(message),
+		Content: data,
+		Branch:  github.String(s.opts.Branch),
+	}
+	if base != "" {
+		opts.SHA = github.String(base)
+	}
+	var out *github.RepositoryContentResponse
+	err := s.opts.Client.Do(ctx, s.op("PUT contents "+s.StatePath(), true), func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		out, resp, err = gh.Repositories.UpdateFile(ctx, s.opts.Owner, s.opts.Repo, s.StatePath(), opts)
+		return resp, err
+	})
+	if err != nil {
+		return "", err
+	}
+	sha := out.GetContent().GetSHA()
+	if sha == "" {
+		sha = BlobSHA(data)
+	}
+	return sha, nil
+}
+
+func (s *Store) op(name string, mutation bool) ghclient.Op {
+	return ghclient.Op{Name: name, Mutation: mutation, Budget: s.opts.Budget}
+}
+
+func (s *Store) conflictDelay() time.Duration {
+	d := s.opts.ConflictDelay
+	spread := max(250*time.Millisecond, d/3)
+	return d + time.Duration(s.opts.Jitter()*float64(spread))
+}
+
+func (s *Store) cached() *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return nil
+	}
+	c := *s.last
+	return &c
+}
+
+func (s *Store) remember(snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = &snap
+}
+
+func (s *Store) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = nil
+}
+
+// mayHaveApplied reports whether a failed mutation might still have been
+// applied by GitHub: the request was sent and no definite answer came back
+// (a 408, a 5xx, or a transport error).
+func mayHaveApplied(err error) bool {
+	var ge *ghclient.Error
+	if !errors.As(err, &ge) || ge.CredentialFailure {
+		return false
+	}
+	return ge.Status == 0 || ge.Status == http.StatusRequestTimeout || ge.Status >= 500
+}
+
+// BlobSHA returns the git blob object name of data: the SHA-1 of
+// "blob <len>\x00" followed by data, which is what the Contents API reports
+// as a file's sha.
+func BlobSHA(data []byte) string {
+	h := sha1.New() //nolint:gosec // git object naming
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func defaultJitter() float64 { return mrand.Float64() }
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	if sha == "" {
+		return "(none)"
+	}
+	return sha
+}
