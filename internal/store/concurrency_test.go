@@ -58,9 +58,9 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 	em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Probability: 0.06})
 
 	var (
-		mu       sync.Mutex
-		removals []checker.Removal
-		admitted = map[string]int{}
+		mu        sync.Mutex
+		removals  []checker.Removal
+		admitted  = map[string]int{}
 		ambiguous int
 	)
 	var wg sync.WaitGroup
