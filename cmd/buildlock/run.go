@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `usage: buildlock <command> [flags]
+
+commands:
+  demo       run the main job on the embedded GitHub emulator (make demo)
+  bench      measure the demo workload: API requests per admission, 304 share, handoff gap (make bench)
+  emulator   serve the GitHub emulator over HTTP and print its connection details as one JSON line
+  version    print the version
+
+Run "buildlock <command> -h" for a command's flags.
+`
+
+// run dispatches a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "demo":
+		err = runDemo(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = runBench(ctx, args[1:], stdout, stderr)
+	case "emulator":
+		err = runEmulator(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "buildlock", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "buildlock: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "buildlock %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+var errUsage = errors.New("usage error")

@@ -1,0 +1,217 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+)
+
+// Summary is the demo's result. Its JSON form (`buildlock demo --json`) is a
+// stable interface: field names only ever get added. Durations are in
+// milliseconds; "polls" express a duration in poll intervals.
+type Summary struct {
+	Seed          uint64         `json:"seed"`
+	Jobs          int            `json:"jobs"`
+	Repositories  int            `json:"repositories"`
+	Runners       int            `json:"runners"`
+	MaxHolders    int            `json:"max_holders"`
+	PollMS        int64          `json:"poll_ms"`
+	DurationMS    int64          `json:"duration_ms"`
+	AdmittedJobs  int            `json:"admitted_jobs"`
+	ReleasedJobs  int            `json:"released_jobs"`
+	DiedHolding   []string       `json:"died_holding"`
+	FailedJobs    []string       `json:"failed_jobs"`
+	Admissions    []AdmissionRow `json:"admissions"`
+	StateVersions int            `json:"state_versions"`
+
+	MaxConcurrentHolders int      `json:"max_concurrent_holders"`
+	OverAdmissions       int      `json:"over_admissions"`
+	FIFOViolations       int      `json:"fifo_violations"`
+	LostEntries          int      `json:"lost_entries"`
+	Violations           []string `json:"violations"`
+
+	API APISummary `json:"api"`
+
+	SeatUtilizationWhileWaiting float64 `json:"seat_utilization_while_waiting"`
+	HandoffGapMS                Stat    `json:"handoff_gap_ms"`
+	HandoffGapPolls             StatF   `json:"handoff_gap_polls"`
+	WaitMS                      Stat    `json:"wait_ms"`
+}
+
+// AdmissionRow is one admission in commit order.
+type AdmissionRow struct {
+	Order    int    `json:"order"`
+	Job      string `json:"job"`
+	HolderID string `json:"holder_id"`
+	Runner   string `json:"runner"`
+	AtMS     int64  `json:"at_ms"`
+	WaitMS   int64  `json:"wait_ms"`
+	Overtook int    `json:"overtook"`
+}
+
+// APISummary counts the API traffic the emulator saw.
+type APISummary struct {
+	Requests    int `json:"requests"`
+	Charged     int `json:"charged"`
+	NotModified int `json:"not_modified"`
+	Writes      int `json:"writes"`
+	Conflicts   int `json:"cas_conflicts"`
+	// StateReads counts reads of the state file; NotModifiedShare is the share
+	// of them answered 304 (free against the hourly limit).
+	StateReads            int     `json:"state_reads"`
+	NotModifiedShare      float64 `json:"not_modified_share_of_state_reads"`
+	RequestsPerAdmission  float64 `json:"requests_per_admitted_job"`
+	ChargedPerAdmission   float64 `json:"charged_requests_per_admitted_job"`
+	WritesPerAdmission    float64 `json:"content_writes_per_admitted_job"`
+	ConflictsPerAdmission float64 `json:"cas_conflicts_per_admitted_job"`
+}
+
+// Stat is a median and 95th percentile in milliseconds.
+type Stat struct {
+	Median int64 `json:"median"`
+	P95    int64 `json:"p95"`
+	Max    int64 `json:"max"`
+	N      int   `json:"n"`
+}
+
+// StatF is a median and 95th percentile in fractional units.
+type StatF struct {
+	Median float64 `json:"median"`
+	P95    float64 `json:"p95"`
+}
+
+// OK reports whether every safety invariant held and every live job
+// finished.
+func (s *Summary) OK() bool {
+	return len(s.Violations) == 0 && len(s.FailedJobs) == 0
+}
+
+func stat(ds []time.Duration) Stat {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return Stat{Median: checker.Percentile(ds, 50).Milliseconds(), P95: checker.Percentile(ds, 95).Milliseconds(), Max: m.Milliseconds(), N: len(ds)}
+}
+
+func summarize(opts Options, w *world, rep checker.Report, m emulator.Metrics, elapsed time.Duration) *Summary {
+	s := &Summary{
+		Seed: opts.Seed, Jobs: opts.Jobs, Repositories: opts.Repositories, Runners: opts.Runners,
+		MaxHolders: opts.MaxHolders, PollMS: opts.Poll.Milliseconds(), DurationMS: elapsed.Milliseconds(),
+		StateVersions: rep.Versions, MaxConcurrentHolders: rep.MaxOccupied, OverAdmissions: rep.OverAdmissions,
+		FIFOViolations: rep.FIFOViolations, LostEntries: rep.LostEntries, Violations: rep.Violations,
+		SeatUtilizationWhileWaiting: rep.Utilization,
+		DiedHolding:                 []string{}, FailedJobs: []string{}, Admissions: []AdmissionRow{},
+	}
+	if s.Violations == nil {
+		s.Violations = []string{}
+	}
+	byHolder := map[string]*job{}
+	var waits []time.Duration
+	w.mu.Lock()
+	for _, j := range w.jobs {
+		byHolder[j.holderID] = j
+		switch j.state {
+		case "dead":
+			s.DiedHolding = append(s.DiedHolding, j.name)
+		case "released":
+			s.ReleasedJobs++
+		case "holding":
+		default:
+			s.FailedJobs = append(s.FailedJobs, j.name)
+		}
+		if !j.admittedAt.IsZero() {
+			s.AdmittedJobs++
+			waits = append(waits, j.waitedFor)
+		}
+	}
+	w.mu.Unlock()
+	for i, a := range rep.Admissions {
+		row := AdmissionRow{Order: i + 1, HolderID: a.HolderID, Runner: a.RunnerID, AtMS: a.Time.Sub(w.start).Milliseconds(), Overtook: a.Overtook}
+		if j := byHolder[a.HolderID]; j != nil {
+			row.Job = j.name
+			row.WaitMS = j.waitedFor.Milliseconds()
+		}
+		s.Admissions = append(s.Admissions, row)
+	}
+	s.WaitMS = stat(waits)
+	s.HandoffGapMS = stat(rep.HandoffGaps)
+	poll := float64(opts.Poll)
+	s.HandoffGapPolls = StatF{
+		Median: round2(float64(checker.Percentile(rep.HandoffGaps, 50)) / poll),
+		P95:    round2(float64(checker.Percentile(rep.HandoffGaps, 95)) / poll),
+	}
+	s.API = apiSummary(m, s.AdmittedJobs)
+	return s
+}
+
+func apiSummary(m emulator.Metrics, admitted int) APISummary {
+	a := APISummary{
+		Requests:    int(m.Requests),
+		Charged:     int(m.Charged),
+		NotModified: int(m.NotModified),
+		Writes:      int(m.Writes),
+		Conflicts:   int(m.Conflicts),
+	}
+	statePath := "/contents/locks/" + lock + ".json"
+	for path, r := range m.Paths {
+		if strings.HasPrefix(path, "GET ") && strings.HasSuffix(path, statePath) {
+			a.StateReads += int(r.Requests)
+		}
+	}
+	if a.StateReads > 0 {
+		a.NotModifiedShare = round2(float64(a.NotModified) / float64(a.StateReads))
+	}
+	if admitted > 0 {
+		n := float64(admitted)
+		a.RequestsPerAdmission = round2(float64(a.Requests) / n)
+		a.ChargedPerAdmission = round2(float64(a.Charged) / n)
+		a.WritesPerAdmission = round2(float64(a.Writes) / n)
+		a.ConflictsPerAdmission = round2(float64(a.Conflicts) / n)
+	}
+	return a
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+// Render writes the human summary.
+func (s *Summary) Render(out io.Writer) {
+	fmt.Fprintf(out, "Summary (seed %d, %.1fs)\n", s.Seed, float64(s.DurationMS)/1000)
+	fmt.Fprintf(out, "  admissions in order:\n")
+	for _, a := range s.Admissions {
+		extra := ""
+		if a.Overtook > 0 {
+			extra = fmt.Sprintf(", passed %d waiter(s) on busy runners", a.Overtook)
+		}
+		fmt.Fprintf(out, "    %2d. %-7s %-9s at +%5.2fs after waiting %5.2fs%s\n", a.Order, a.Job, a.Runner,
+			float64(a.AtMS)/1000, float64(a.WaitMS)/1000, extra)
+	}
+	fmt.Fprintf(out, "  jobs: %d admitted, %d released, %d died holding %v, %d failed %v\n",
+		s.AdmittedJobs, s.ReleasedJobs, len(s.DiedHolding), s.DiedHolding, len(s.FailedJobs), s.FailedJobs)
+	fmt.Fprintf(out, "  safety over %d state versions: max concurrent holders %d (limit %d), over-admissions %d, FIFO violations %d, lost entries %d\n",
+		s.StateVersions, s.MaxConcurrentHolders, s.MaxHolders, s.OverAdmissions, s.FIFOViolations, s.LostEntries)
+	for _, v := range s.Violations {
+		fmt.Fprintf(out, "    VIOLATION: %s\n", v)
+	}
+	a := s.API
+	fmt.Fprintf(out, "  API: %d requests (%d charged, %d answered 304), %d writes, %d CAS conflicts\n",
+		a.Requests, a.Charged, a.NotModified, a.Writes, a.Conflicts)
+	fmt.Fprintf(out, "       per admitted job: %.2f requests, %.2f charged, %.2f writes, %.2f conflicts; 304 share of state reads %.0f%%\n",
+		a.RequestsPerAdmission, a.ChargedPerAdmission, a.WritesPerAdmission, a.ConflictsPerAdmission, a.NotModifiedShare*100)
+	fmt.Fprintf(out, "  seat utilization while jobs waited: %.1f%%\n", s.SeatUtilizationWhileWaiting*100)
+	fmt.Fprintf(out, "  handoff gap (seat freed -> next admission): median %dms (%.2f polls), p95 %dms (%.2f polls), n=%d\n",
+		s.HandoffGapMS.Median, s.HandoffGapPolls.Median, s.HandoffGapMS.P95, s.HandoffGapPolls.P95, s.HandoffGapMS.N)
+	fmt.Fprintf(out, "  wait for a seat: median %dms, p95 %dms, max %dms\n", s.WaitMS.Median, s.WaitMS.P95, s.WaitMS.Max)
+	if len(s.DiedHolding) > 0 {
+		fmt.Fprintf(out, "  note: %v died holding a seat; it stays held until the scheduled reaper recovers it\n", s.DiedHolding)
+	}
+	if s.OK() {
+		fmt.Fprintln(out, "  result: OK")
+	} else {
+		fmt.Fprintln(out, "  result: FAILED")
+	}
+}
