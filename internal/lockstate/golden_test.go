@@ -64,7 +64,7 @@ func TestGoldenSchemaShapes(t *testing.T) {
 	assert.Len(t, s2.Holders, 2)
 	assert.Len(t, s2.Queue, 3, "schema 2 keeps duplicate queue entries as read")
 	s4 := read("schema4.json")
-	assert.Equal(t, 1-1, FreeSlots(s4, Config{MaxHolders: 3}))
+	assert.Equal(t, 0, FreeSlots(s4, Config{MaxHolders: 3}), "3 seats: 1 holder + 2 reservations")
 	next, ok := NextCooldownExpiry(s4, mustParse(t, "2024-08-04T10:05:00.000Z"))
 	assert.True(t, ok)
 	assert.Equal(t, "2024-08-04T10:08:00.000Z", FormatTime(next))
