@@ -1,0 +1,244 @@
+// Package lockaction is the setup every lock action shares: which lock it
+// targets and whether the caller may use it, the caller's run identity, the
+// App credentials, the GitHub client and store built from them, and the
+// process conventions (signal-aware context, exit codes 0/1/130/143).
+//
+// Everything that can be validated from inputs and the runner environment is
+// validated here, before any credential is parsed or any request is sent, and
+// each refusal names the rule it enforces.
+package lockaction
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+)
+
+// Defaults and limits of the target inputs.
+const (
+	// DefaultStateBranch is the branch carrying lock state (spec §2.1).
+	DefaultStateBranch = "lock-state"
+	// DefaultAPIURL and DefaultServerURL apply when the runner sets neither
+	// GITHUB_API_URL nor GITHUB_SERVER_URL.
+	DefaultAPIURL    = "https://api.github.com"
+	DefaultServerURL = "https://github.com"
+	// PolicyPath is the committed caller policy inside the action's own
+	// checkout (the lock repository at the pinned commit).
+	PolicyPath = "locks/policy.json"
+)
+
+var (
+	lockNameRE    = regexp.MustCompile(`^[A-Za-z0-9._-]{1,80}$`)
+	repositoryRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	stateBranchRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+	canonicalIDRE = regexp.MustCompile(`^[1-9][0-9]*$`)
+)
+
+// RefusalError is a validation refusal. Rule is a stable code an operator can
+// search for; the message says what to change. It never contains a secret.
+type RefusalError struct {
+	Rule    string
+	Message string
+}
+
+func (e *RefusalError) Error() string { return e.Message + " (rule " + e.Rule + ")" }
+
+func refuse(rule, format string, args ...any) error {
+	return &RefusalError{Rule: rule, Message: fmt.Sprintf(format, args...)}
+}
+
+// Target is the lock an action operates on and where GitHub is.
+type Target struct {
+	// Owner and Repo name the lock repository.
+	Owner, Repo string
+	// Lock is the lock name; Branch the state branch.
+	Lock, Branch string
+	// APIURL is GITHUB_API_URL; ServerURL is GITHUB_SERVER_URL's origin.
+	APIURL, ServerURL string
+}
+
+// Repository returns "owner/repo" of the lock repository.
+func (t Target) Repository() string { return t.Owner + "/" + t.Repo }
+
+// Policy is the committed caller policy of a lock repository
+// (locks/policy.json at the pinned commit). Without one, only repositories of
+// the lock repository's own owner may use its locks.
+type Policy struct {
+	// OwnerID pins the lock repository owner's numeric id; callers of that
+	// owner must present the same GITHUB_REPOSITORY_OWNER_ID.
+	OwnerID int64 `json:"ownerId,omitempty"`
+	// AllowedOwners lets repositories of other owners use the locks; each
+	// entry pins the owner's login and numeric id.
+	AllowedOwners []AllowedOwner `json:"allowedOwners,omitempty"`
+	// AllowedRepositories, when non-empty, restricts callers to exactly these
+	// repositories (login/name with numeric id).
+	AllowedRepositories []AllowedRepository `json:"allowedRepositories,omitempty"`
+}
+
+// AllowedOwner is one owner other than the lock repository's own.
+type AllowedOwner struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
+}
+
+// AllowedRepository is one allowed caller repository.
+type AllowedRepository struct {
+	Repository string `json:"repository"`
+	ID         int64  `json:"id"`
+}
+
+// LoadPolicy reads the policy from the action's checkout, found through
+// GITHUB_ACTION_PATH (.github/actions/<name> inside the lock repository).
+// No action path or no policy file means the zero Policy; a malformed file
+// is an error (fail closed).
+func LoadPolicy(a *actionio.IO) (Policy, error) {
+	root := actionRoot(a)
+	if root == "" {
+		return Policy{}, nil
+	}
+	data, err := os.ReadFile(filepath.Join(root, PolicyPath))
+	if errors.Is(err, os.ErrNotExist) {
+		return Policy{}, nil
+	}
+	if err != nil {
+		return Policy{}, refuse("policy-unreadable", "read the lock repository's caller policy %s: %v", PolicyPath, err)
+	}
+	var p Policy
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Policy{}, refuse("policy-malformed", "the lock repository's caller policy %s is malformed: %v", PolicyPath, err)
+	}
+	return p, nil
+}
+
+// actionRoot returns the lock repository checkout containing the running
+// action, or "" when not running as an action.
+func actionRoot(a *actionio.IO) string {
+	if v := strings.TrimSpace(a.Getenv("BUILD_LOCK_ACTION_ROOT")); v != "" {
+		return v
+	}
+	p := strings.TrimSpace(a.Getenv("GITHUB_ACTION_PATH"))
+	if p == "" {
+		return ""
+	}
+	return filepath.Clean(filepath.Join(p, "..", "..", ".."))
+}
+
+// ParseTarget validates lock-name, lock-repository and state-branch and the
+// runner's URLs, and authorizes the calling repository against the lock
+// repository. It reads no credential and sends no request.
+func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
+	lock, err := a.Required("lock-name")
+	if err != nil {
+		return Target{}, err
+	}
+	if !lockNameRE.MatchString(lock) || lock == "." || lock == ".." || strings.Contains(lock, "..") {
+		return Target{}, refuse("lock-name-pattern", "lock-name must be 1-80 characters of A-Z a-z 0-9 . _ - without \"..\"")
+	}
+	repo := strings.TrimSpace(a.Input("lock-repository"))
+	if repo == "" {
+		repo = a.ActionRepository()
+	}
+	if repo == "" {
+		repo = strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
+	}
+	owner, name, err := splitRepository(repo)
+	if err != nil {
+		return Target{}, refuse("lock-repository-pattern", "lock-repository must be OWNER/NAME: %v", err)
+	}
+	branch := strings.TrimSpace(a.Input("state-branch"))
+	if branch == "" {
+		branch = DefaultStateBranch
+	}
+	if !stateBranchRE.MatchString(branch) || strings.Contains(branch, "..") || strings.HasSuffix(branch, "/") ||
+		strings.HasSuffix(branch, ".lock") || strings.Contains(branch, "//") {
+		return Target{}, refuse("state-branch-pattern", "state-branch must be a plain branch name (letters, digits, . _ / -)")
+	}
+	apiURL, err := urlFromEnv(a, "GITHUB_API_URL", DefaultAPIURL, true)
+	if err != nil {
+		return Target{}, err
+	}
+	serverURL, err := urlFromEnv(a, "GITHUB_SERVER_URL", DefaultServerURL, false)
+	if err != nil {
+		return Target{}, err
+	}
+	t := Target{Owner: owner, Repo: name, Lock: lock, Branch: branch, APIURL: apiURL, ServerURL: serverURL}
+	if err := authorizeCaller(a, t, policy); err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
+func splitRepository(repo string) (string, string, error) {
+	if !repositoryRE.MatchString(repo) {
+		return "", "", fmt.Errorf("%q is not OWNER/NAME", repo)
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, seg := range []string{owner, name} {
+		if seg == "." || seg == ".." {
+			return "", "", fmt.Errorf("%q has a dot segment", repo)
+		}
+	}
+	return owner, name, nil
+}
+
+// authorizeCaller enforces that the calling repository belongs to the lock
+// repository's owner (owner id pinned by the policy when it has one), or is
+// allowed by the committed policy. The ids come from the runner
+// (GITHUB_REPOSITORY_ID, GITHUB_REPOSITORY_OWNER_ID) and must be canonical.
+func authorizeCaller(a *actionio.IO, t Target, p Policy) error {
+	caller := strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
+	callerOwner, _, err := splitRepository(caller)
+	if err != nil {
+		return refuse("caller-repository", "GITHUB_REPOSITORY must name the calling OWNER/NAME: %v", err)
+	}
+	repoID, err := canonicalID(a, "GITHUB_REPOSITORY_ID")
+	if err != nil {
+		return err
+	}
+	ownerID, err := canonicalID(a, "GITHUB_REPOSITORY_OWNER_ID")
+	if err != nil {
+		return err
+	}
+	if len(p.AllowedRepositories) > 0 {
+		for _, r := range p.AllowedRepositories {
+			if strings.EqualFold(r.Repository, caller) && r.ID == repoID {
+				return nil
+			}
+		}
+		return refuse("caller-not-allowed", "repository %s (id %d) is not in the lock repository's allowedRepositories policy", caller, repoID)
+	}
+	if strings.EqualFold(callerOwner, t.Owner) {
+		if p.OwnerID != 0 && p.OwnerID != ownerID {
+			return refuse("caller-owner-id", "owner %s has id %d, but the lock repository's policy pins owner id %d", callerOwner, ownerID, p.OwnerID)
+		}
+		return nil
+	}
+	for _, o := range p.AllowedOwners {
+		if strings.EqualFold(o.Login, callerOwner) && o.ID == ownerID {
+			return nil
+		}
+	}
+	return refuse("caller-owner", "repository %s belongs to %s, not to the lock repository's owner %s; add the owner to %s in the lock repository to allow it",
+		caller, callerOwner, t.Owner, PolicyPath)
+}
+
+func canonicalID(a *actionio.IO, name string) (int64, error) {
+	raw := strings.TrimSpace(a.Getenv(name))
+	if !canonicalIDRE.MatchString(raw) {
+		return 0, refuse("caller-ids", "%s must be a canonical positive decimal (the runner sets it)", name)
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, refuse("caller-ids", "%s is out of range", name)
+	}
+	return id, nil
+}
