@@ -1,0 +1,6 @@
+// Package actioncontract holds the contract between the action.yml files
+// under .github/actions and the Go binaries they launch: [Registry] lists, per
+// action, the binary and its input and output names, and the package's tests
+// check every action.yml, the launcher (tools/launcher) and the workflows
+// (with actionlint) against it. It has no runtime role.
+package actioncontract

@@ -1,0 +1,58 @@
+package actioncontract
+
+// Registry is the contract between each action.yml and the binary it runs:
+// action directory (under .github/actions) → the binary the launcher runs →
+// the input names the binary reads and the output names it writes.
+//
+// It is the hook the cmd packages fill: when a binary's set of reads/writes
+// changes, its entry here changes with it, and contract_test.go checks the
+// action.yml files against this table (and, once the binaries exist, the
+// binaries' recorded actionio.IO.InputsRead/OutputsWritten against it).
+// Until then it is filled from the spec (shared/spec/reference-behavior.md
+// §1.2-1.6) plus the project's additions (lock-repository default "",
+// output fencing-token).
+var Registry = map[string]Action{
+	"acquire-build-lock": {
+		Binary:  "acquire",
+		Node:    false,
+		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds"},
+		Outputs: []string{"acquired", "lock-name", "holder-id", "state-sha", "wait-ms", "attempts", "stale-recovered", "quarantine-recovered", "admission-result", "incident-id", "resource-health", "resource-reason", "fencing-token"},
+	},
+	"acquire-build-lock-with-cleanup": {
+		Binary:  "acquire",
+		Node:    true,
+		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds"},
+		Outputs: []string{"acquired", "lock-name", "holder-id", "state-sha", "wait-ms", "attempts", "stale-recovered", "quarantine-recovered", "admission-result", "incident-id", "resource-health", "resource-reason", "fencing-token"},
+	},
+	"release-build-lock": {
+		Binary:  "release",
+		Node:    false,
+		Inputs:  []string{"lock-name", "holder-id-suffix", "lock-repository", "state-branch", "holder-id", "runner-id", "resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "release-retry-deadline-seconds", "api-max-attempts", "api-retry-base-ms", "api-retry-max-ms"},
+		Outputs: []string{"released", "queue-cleaned", "cleanup-result", "lock-name", "holder-id", "state-sha", "held-by", "held-by-run-url", "reservation-id", "reservation-state", "available-at", "incident-id", "resource-health", "resource-reason", "report-degraded", "report-validation-error"},
+	},
+	"require-current-pr-head": {
+		Binary:  "require-current-pr-head",
+		Node:    false,
+		Inputs:  []string{"github-token", "pull-request-number", "expected-head-sha"},
+		Outputs: []string{"is-current", "current-head-sha"},
+	},
+	"reap-stale-locks": {
+		Binary:  "reap",
+		Node:    false,
+		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed"},
+		Outputs: []string{"reaped", "state-sha"},
+	},
+}
+
+// Action is one Registry entry.
+type Action struct {
+	// Binary is the cmd/<Binary> program the launcher runs for the action.
+	Binary string
+	// Node is true for the one node24 action (it needs post:); all others
+	// are composite.
+	Node bool
+	// Inputs are the input names, exactly as declared in action.yml.
+	Inputs []string
+	// Outputs are the output names, exactly as declared in action.yml.
+	Outputs []string
+}

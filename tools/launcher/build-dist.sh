@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# build-dist.sh OUTDIR [CMD...] — reproducible release binaries.
+#
+# Builds every cmd/<CMD> that exists for linux, darwin and windows × amd64 and
+# arm64 into OUTDIR/<cmd>_<os>_<arch>[.exe] with CGO_ENABLED=0, -trimpath,
+# -buildvcs=false and fixed ldflags (the same flags launch.sh uses for its
+# source builds), then writes OUTDIR/SHA256SUMS and OUTDIR/source-digest.
+# Listed commands that do not exist yet are skipped with a note; it fails if
+# none exists. Used by `make dist` / `make dist-verify` and release.yml.
+set -euo pipefail
+[ "$#" -ge 1 ] || { echo "usage: build-dist.sh OUTDIR [CMD...]" >&2; exit 2; }
+out=$1
+shift
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+# shellcheck source=source-digest.sh
+. "$root/tools/launcher/source-digest.sh"
+GO=${GO:-go}
+platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"
+mkdir -p "$out"
+built=0
+for cmd in "$@"; do
+	if [ ! -d "$root/cmd/$cmd" ]; then
+		echo "build-dist: skipping $cmd (no cmd/$cmd yet)" >&2
+		continue
+	fi
+	for p in $platforms; do
+		os=${p%/*}
+		arch=${p#*/}
+		ext=
+		[ "$os" = windows ] && ext=.exe
+		(cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -buildvcs=false \
+			-ldflags "-s -w -buildid=" -o "$out/${cmd}_${os}_${arch}${ext}" "./cmd/$cmd")
+		built=$((built + 1))
+	done
+done
+[ "$built" -gt 0 ] || { echo "build-dist: none of the commands exists: $*" >&2; exit 1; }
+(cd "$out" && bl_sha256 $(ls | LC_ALL=C sort | grep -v -e '^SHA256SUMS$' -e '^source-digest$') >SHA256SUMS)
+bl_source_digest "$root" >"$out/source-digest"
+echo "build-dist: $built binaries in $out" >&2
