@@ -82,10 +82,6 @@ func TestInputSpellings(t *testing.T) {
 func TestParsers(t *testing.T) {
 	t.Parallel()
 	lockRE := regexp.MustCompile(`^[A-Za-z0-9._-]{1,80}$`)
-	type result struct {
-		v   any
-		err error
-	}
 	tests := []struct {
 		name     string
 		value    string // value of INPUT_X; "" = absent
