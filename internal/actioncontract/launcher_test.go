@@ -225,6 +225,40 @@ func TestLauncherCacheHitExecsWithArgsEnvAndExitCode(t *testing.T) {
 	}
 }
 
+// TestLauncherMemoizesTheDigestOfAPinnedCommit: a checkout the runner laid out
+// under a 40-hex commit directory is hashed once; the warm start after that
+// trusts the memo (a commit names its tree) and still verifies the binary.
+func TestLauncherMemoizesTheDigestOfAPinnedCommit(t *testing.T) {
+	t.Parallel()
+	bash := needBash(t)
+	c := newCheckout(t)
+	pinned := filepath.Join(filepath.Dir(c.root), strings.Repeat("ab", 20))
+	require.NoError(t, os.Rename(c.root, pinned))
+	c.root = pinned
+	bin := []byte(fakeBinary)
+	sum := sha(bin)
+	c.manifest(t, c.digest(t, bash), map[string][2]string{"acquire_linux_amd64": {sum, "https://example.invalid/never-fetched"}})
+	dir := filepath.Join(c.cache, "ambiguous-build-lock", sum)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "acquire"), bin, 0o755))
+
+	r := c.run(t, bash, nil, "acquire")
+	require.Equal(t, 7, r.code, r.stderr)
+	memo := filepath.Join(c.cache, "ambiguous-build-lock", "digests", strings.Repeat("ab", 20))
+	require.FileExists(t, memo)
+	// Change the sources: a pinned commit cannot change, so the memo is used
+	// and the verified release asset still runs.
+	write(t, filepath.Join(c.root, "cmd", "acquire", "extra.go"), "package main\n")
+	r = c.run(t, bash, nil, "acquire")
+	assert.Equal(t, 7, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "cache hit")
+	// A corrupt memo is ignored and recomputed (now the sources differ).
+	write(t, memo, "garbage")
+	r = c.run(t, bash, map[string]string{"BUILD_LOCK_GO": "/nonexistent/go"}, "acquire")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "differ from the manifest")
+}
+
 func assetServer(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var hits atomic.Int32

@@ -119,6 +119,34 @@ if [[ $_bl_m =~ $_bl_re ]]; then
 	_bl_url=${BASH_REMATCH[2]}
 fi
 
+# _bl_root_digest — the source digest of the checkout. A pinned action is
+# checked out by the runner under _actions/<owner>/<repo>/<40-hex commit>, and a
+# commit names its tree exactly, so the digest is computed once per commit and
+# memoized in the cache: a warm start then costs one SHA-256 of the binary,
+# not a hash of every source file. Any other checkout (uses: ./, local runs) is
+# hashed every time.
+_bl_pinned=${_bl_root##*/}
+_bl_hex40='^[0-9a-f]{40}$'
+[[ $_bl_pinned =~ $_bl_hex40 ]] || _bl_pinned=
+_bl_root_digest() {
+	local _bl_memo= _bl_d
+	if [ -n "$_bl_pinned" ]; then
+		_bl_memo=$_bl_cache/digests/$_bl_pinned
+		if [ -f "$_bl_memo" ]; then
+			_bl_d=$(<"$_bl_memo")
+			[[ $_bl_d =~ ^[0-9a-f]{64}$ ]] && {
+				printf '%s\n' "$_bl_d"
+				return 0
+			}
+		fi
+	fi
+	_bl_d=$(bl_source_digest "$_bl_root") || return 1
+	if [ -n "$_bl_memo" ] && mkdir -p -- "$_bl_cache/digests" 2>/dev/null; then
+		printf '%s' "$_bl_d" >"$_bl_memo.$$" 2>/dev/null && mv -f -- "$_bl_memo.$$" "$_bl_memo" 2>/dev/null || rm -f -- "$_bl_memo.$$"
+	fi
+	printf '%s\n' "$_bl_d"
+}
+
 # --- decide ---------------------------------------------------------------------------
 _bl_digest=
 _bl_reason=
@@ -127,7 +155,7 @@ if [ "${BUILD_LOCK_FROM_SOURCE:-}" = 1 ]; then
 elif [ -z "$_bl_sha" ]; then
 	_bl_reason="the manifest has no release asset ${_bl_key}"
 else
-	_bl_digest=$(bl_source_digest "$_bl_root") || _bl_die "cannot compute the source digest of $_bl_root"
+	_bl_digest=$(_bl_root_digest) || _bl_die "cannot compute the source digest of $_bl_root"
 	if [ "$_bl_digest" != "$_bl_want_digest" ]; then
 		_bl_reason="this commit's Go sources differ from the manifest's source_digest (release ${_bl_tag:-unknown})"
 	fi
@@ -186,7 +214,7 @@ if ! command -v "$_bl_go" >/dev/null 2>&1; then
 	_bl_die "cannot run ${_bl_name}: ${_bl_reason}, so it must be built from source, but no Go toolchain ('${_bl_go}') was found. Either pin a released commit whose .github/dist/manifest.json lists ${_bl_key}, or install Go (version in go.mod) on this runner."
 fi
 [ -d "$_bl_root/cmd/$_bl_name" ] || _bl_die "no command cmd/${_bl_name} in $_bl_root"
-[ -n "$_bl_digest" ] || _bl_digest=$(bl_source_digest "$_bl_root") || _bl_die "cannot compute the source digest of $_bl_root"
+[ -n "$_bl_digest" ] || _bl_digest=$(_bl_root_digest) || _bl_die "cannot compute the source digest of $_bl_root"
 _bl_dir=$_bl_cache/src-${_bl_digest}-${_bl_os}_${_bl_arch}
 _bl_bin=$_bl_dir/$_bl_name$_bl_exe
 # The side file records the hash of the binary as built, so a truncated or
