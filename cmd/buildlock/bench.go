@@ -9,6 +9,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/bench"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/demo"
 )
 
@@ -28,6 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o demo.Options
 	demoFlags(fs, &o)
 	runs := fs.Int("runs", 3, "number of seeded runs")
+	scale := fs.Bool("scale", true, "also measure decode+transition+encode cost with 100, 1,000 and 5,000 queued entries")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -56,10 +58,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		rows = append(rows, benchRow{Workload: "demo", Seed: run.Seed, Summary: sum})
 	}
+	var scaleRows []bench.ScaleRow
+	if *scale {
+		var err error
+		if scaleRows, err = bench.Scale([]int{100, 1000, 5000}); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return enc.Encode(struct {
+			Workloads []benchRow       `json:"workloads"`
+			Scale     []bench.ScaleRow `json:"scale,omitempty"`
+		}{rows, scaleRows})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tseed\tadmitted\treq/adm\tcharged/adm\t304 share\twrites/adm\tconflicts/adm\thandoff p50 (polls)\thandoff p95 (polls)\tutilization\tviolations\t")
@@ -70,5 +82,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			s.API.NotModifiedShare*100, s.API.WritesPerAdmission, s.API.ConflictsPerAdmission,
 			s.HandoffGapPolls.Median, s.HandoffGapPolls.P95, s.SeatUtilizationWhileWaiting*100, len(s.Violations))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(scaleRows) > 0 {
+		fmt.Fprintln(stdout)
+		tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "queued entries	document bytes	waiting poll (µs/op)	admission (µs/op)	allocs/admission	admission cost vs 100	")
+		for _, r := range scaleRows {
+			fmt.Fprintf(tw, "%d	%d	%.0f	%.0f	%d	%.1fx	\n", r.Queue, r.DocumentBytes, float64(r.PollNsPerOp)/1e3,
+				float64(r.AdmitNsPerOp)/1e3, r.AdmitAllocsPerOp, r.GrowthVsFirst)
+		}
+		return tw.Flush()
+	}
+	return nil
 }
