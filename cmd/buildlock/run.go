@@ -17,6 +17,7 @@ commands:
   demo       run the main job on the embedded GitHub emulator (make demo)
   bench      measure the demo workload: API requests per admission, 304 share, handoff gap (make bench)
   emulator   serve the GitHub emulator over HTTP and print its connection details as one JSON line
+  status     show holders, queue, reservations and the incident of one lock (table|json|markdown)
   version    print the version
 
 Run "buildlock <command> -h" for a command's flags.
@@ -36,6 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runBench(ctx, args[1:], stdout, stderr)
 	case "emulator":
 		err = runEmulator(ctx, args[1:], stdout, stderr)
+	case "status":
+		err = runStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "buildlock", version)
 	case "help", "-h", "--help":
