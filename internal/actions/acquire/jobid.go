@@ -1,0 +1,88 @@
+package acquire
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+)
+
+// maxJobPages caps the job listing (the reference's page 1000 ceiling).
+const maxJobPages = 1000
+
+var canonicalRE = regexp.MustCompile(`^[1-9][0-9]*$`)
+
+// activeJobStatuses are the statuses of a job that is still running.
+var activeJobStatuses = map[string]bool{"queued": true, "in_progress": true, "requested": true, "waiting": true, "pending": true}
+
+// resolveJobID finds this job's exact numeric id (spec §2.5): with the
+// consumer's github-token it lists the jobs of this run attempt and keeps
+// the one active job on the declared runner. Anything else (no token, no
+// runner-id, no match, several matches, an API failure) warns and continues
+// without a job id; only cancellation is an error.
+func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
+	token, runner := q.s.pr.Request.Token, q.id.RunnerID
+	runID, attempt := q.a.Getenv("GITHUB_RUN_ID"), q.a.Getenv("GITHUB_RUN_ATTEMPT")
+	if token == "" || runner == "" {
+		return "", nil
+	}
+	if !canonicalRE.MatchString(runID) || !canonicalRE.MatchString(attempt) {
+		q.a.Warning("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must be canonical to resolve the exact job id; continuing without it.")
+		return "", nil
+	}
+	rid, _ := strconv.ParseInt(runID, 10, 64)
+	att, _ := strconv.ParseInt(attempt, 10, 64)
+	owner, repo := splitRepo(q.id.Repository)
+	c, err := ghclient.New(ctx, ghclient.Config{APIURL: q.s.target.APIURL, Token: token, Transport: q.d.Transport,
+		Clock: q.d.Clock, Jitter: q.d.Jitter, Warn: q.a.Warning, Mask: q.a.Mask, ETagCacheEntries: -1})
+	if err != nil {
+		q.a.Warning("Cannot resolve the exact job id: " + err.Error())
+		return "", nil
+	}
+	var matches []int64
+	seen := 0
+	for page := 1; page <= maxJobPages; page++ {
+		var jobs *github.Jobs
+		err := c.Do(ctx, ghclient.Op{Name: "GET run attempt jobs"}, func(ctx context.Context) (*github.Response, error) {
+			var resp *github.Response
+			var err error
+			jobs, resp, err = c.GitHub().Actions.ListWorkflowJobsAttempt(ctx, owner, repo, rid, att, &github.ListOptions{Page: page, PerPage: 100})
+			return resp, err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			q.a.Warning("Cannot resolve the exact job id; continuing without it: " + err.Error())
+			return "", nil
+		}
+		for _, j := range jobs.Jobs {
+			if j.GetRunnerName() == runner && activeJobStatuses[j.GetStatus()] && j.GetID() > 0 {
+				matches = append(matches, j.GetID())
+			}
+		}
+		seen += len(jobs.Jobs)
+		if len(jobs.Jobs) == 0 || seen >= jobs.GetTotalCount() {
+			break
+		}
+	}
+	if len(matches) != 1 {
+		q.a.Warning(fmt.Sprintf("Found %d active jobs of this run attempt on runner %q; continuing without an exact job id.", len(matches), runner))
+		return "", nil
+	}
+	return strconv.FormatInt(matches[0], 10), nil
+}
+
+// splitRepo splits owner/name (already validated by ParseTarget).
+func splitRepo(full string) (string, string) {
+	for i := 0; i < len(full); i++ {
+		if full[i] == '/' {
+			return full[:i], full[i+1:]
+		}
+	}
+	return full, ""
+}

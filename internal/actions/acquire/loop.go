@@ -1,0 +1,227 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// errReplan ends a write round whose fresh state would admit the caller
+// before its pull request head was checked in this iteration.
+var errReplan = errors.New("acquire: admission needs a fresh pull request head check")
+
+// errBlocked ends a write round that found an active incident.
+var errBlocked = errors.New("acquire: an active incident blocks admission")
+
+// loop is the wait loop (spec §3.5 "Each loop iteration").
+func (q *acquirer) loop(ctx context.Context) error {
+	for {
+		if !q.now().Before(q.deadline) {
+			return q.timeout(ctx)
+		}
+		q.attempts++
+		if err := q.maybeCheckPR(ctx); err != nil {
+			return err
+		}
+		if err := q.refreshConfig(ctx, false); err != nil {
+			return err
+		}
+		snap, err := q.st.Load(ctx)
+		if err != nil {
+			if retry, gerr := q.authGrace(ctx, err); retry {
+				if gerr != nil {
+					return gerr
+				}
+				continue
+			}
+			return err
+		}
+		q.authFailedSince = time.Time{}
+		q.last = snap.State
+		done, again, err := q.step(ctx, snap)
+		if done || err != nil {
+			return err
+		}
+		if again {
+			continue
+		}
+		if err := q.sleep(ctx, q.pollDelay(q.last)); err != nil {
+			return err
+		}
+	}
+}
+
+// step decides one iteration from snap; it writes only when the decision
+// changes the state. done ends the loop; again repeats the iteration at once.
+func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again bool, err error) {
+	_, dec, err := lockstate.Acquire(snap.State, q.cfg, q.req(), q.now())
+	if err != nil {
+		return true, false, err
+	}
+	q.notePosition(dec)
+	prChecked := false
+	switch dec.Outcome {
+	case lockstate.OutcomeAccountBlocked:
+		return true, false, q.blocked(ctx, dec)
+	case lockstate.OutcomeAlreadyHolder:
+		q.touched()
+		if !dec.Changed {
+			return true, false, q.admitted(ctx, snap.SHA, snap.State, dec)
+		}
+	case lockstate.OutcomeAdmitted:
+		if err := q.checkPR(ctx, "before the admission write"); err != nil {
+			return true, false, err
+		}
+		prChecked = true
+	case lockstate.OutcomeQueued:
+		q.touched()
+		if !dec.Changed {
+			q.logWaiting(snap.State, dec.Position)
+			return false, false, nil
+		}
+	}
+	return q.write(ctx, prChecked)
+}
+
+// write applies Acquire by compare-and-swap. Each round re-decides on the
+// freshest state; an admission is only written when the pull request head
+// was checked in this iteration.
+func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool, err error) {
+	var dec, admit lockstate.AcquireDecision
+	q.registerPost()
+	res, err := q.st.UpdateMessage(ctx, func(s *lockstate.State) (string, error) {
+		next, d, err := lockstate.Acquire(s, q.cfg, q.req(), q.now())
+		if err != nil {
+			return "", err
+		}
+		dec = d
+		switch {
+		case d.Outcome == lockstate.OutcomeAccountBlocked:
+			return "", errBlocked
+		case !d.Changed:
+			return "", store.ErrNoChange
+		case d.Outcome == lockstate.OutcomeAdmitted && q.s.pr.Scoped && !prChecked:
+			return "", errReplan
+		}
+		*s = *next
+		switch d.Outcome {
+		case lockstate.OutcomeAdmitted:
+			admit = d
+			return "Acquire " + q.s.target.Lock, nil
+		case lockstate.OutcomeAlreadyHolder:
+			return "Backfill exact job for " + q.s.target.Lock, nil
+		}
+		return "Queue for " + q.s.target.Lock, nil
+	})
+	landed := res.Written || res.Ambiguous || maybeApplied(err)
+	if landed || dec.Outcome == lockstate.OutcomeAlreadyHolder {
+		q.touched()
+	}
+	if landed && admit.Outcome == lockstate.OutcomeAdmitted {
+		// Some round wrote (or may have written) this run's admission.
+		q.admissionWritten = true
+		if admit.ConsumedQuarantine != nil {
+			c := *admit.ConsumedQuarantine
+			q.consumedQuarantine = &c
+		}
+	}
+	switch {
+	case errors.Is(err, errReplan):
+		return false, true, nil
+	case errors.Is(err, errBlocked):
+		return true, false, q.blocked(ctx, dec)
+	case errors.Is(err, store.ErrTooManyConflicts):
+		return false, false, nil
+	case err != nil:
+		return true, false, err
+	}
+	q.last = res.State
+	q.notePosition(dec)
+	switch dec.Outcome {
+	case lockstate.OutcomeAdmitted, lockstate.OutcomeAlreadyHolder:
+		// An acknowledged write proves the admission: its CAS base had no
+		// incident. A reconciled ambiguous write shows the caller as a
+		// holder in the state it re-read.
+		return true, false, q.admitted(ctx, res.SHA, res.State, dec)
+	}
+	q.logWaiting(res.State, dec.Position)
+	return false, false, nil
+}
+
+// maybeApplied reports a failed write that GitHub may still have applied.
+func maybeApplied(err error) bool {
+	var ge *ghclient.Error
+	return errors.As(err, &ge) && ge.MaybeApplied
+}
+
+// notePosition remembers the first queue position this invocation saw.
+func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
+	if q.entryPosition == 0 && dec.Position > 0 {
+		q.entryPosition = dec.Position
+	}
+}
+
+// pollDelay is the position-aware wait before the next poll.
+func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
+	now := q.now()
+	sch := Schedule{Base: q.s.poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders}
+	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
+		sch.UntilCooldown = t.Sub(now)
+	}
+	return PollDelay(sch, q.d.Jitter())
+}
+
+// sleep waits d, capped at the deadline (boundedRetryDelayMs).
+func (q *acquirer) sleep(ctx context.Context, d time.Duration) error {
+	d = max(0, min(d, q.deadline.Sub(q.now())))
+	return q.d.Clock.Sleep(ctx, d)
+}
+
+// authGrace keeps polling through 401s (auth replica lag) for up to
+// BUILD_LOCK_AUTH_GRACE_MS of consecutive failures (spec §3.5 "401 grace").
+// retry is false when err is not a 401 or the window is spent.
+func (q *acquirer) authGrace(ctx context.Context, err error) (retry bool, _ error) {
+	if ghclient.StatusOf(err) != 401 || q.s.authGrace <= 0 || ctx.Err() != nil {
+		return false, nil
+	}
+	now := q.now()
+	if q.authFailedSince.IsZero() {
+		q.authFailedSince = now
+	}
+	limit := q.authFailedSince.Add(q.s.authGrace)
+	if !now.Before(limit) || !now.Before(q.deadline) {
+		return false, nil
+	}
+	q.a.Warning(fmt.Sprintf("Reading %s was rejected with HTTP 401; keeping this run's place and polling again within the %s auth grace window.",
+		q.st.StatePath(), q.s.authGrace))
+	wait := min(q.d.Jittered(q.s.poll, max(250*time.Millisecond, q.s.poll/3)), limit.Sub(now))
+	return true, q.sleep(ctx, wait)
+}
+
+// logWaiting prints the queue position and holders at most once a minute
+// or when the position changes.
+func (q *acquirer) logWaiting(s *lockstate.State, position int) {
+	now := q.now()
+	if position == q.lastPosition && now.Sub(q.lastWaitLog) < time.Minute {
+		return
+	}
+	q.lastPosition, q.lastWaitLog = position, now
+	holders := "none"
+	if len(s.Holders) > 0 {
+		holders = ""
+		for i, h := range s.Holders {
+			if i > 0 {
+				holders += ", "
+			}
+			holders += h.HolderID + " (" + h.RunURL + ")"
+		}
+	}
+	_, _ = fmt.Fprintf(q.d.Stdout, "Waiting for %s: queue position %d of %d after %s; holders: %s; reservations: %d\n",
+		q.s.target.Lock, position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started))+" ms", holders, len(s.Reservations))
+}

@@ -1,0 +1,43 @@
+package acquire_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+)
+
+// TestMain generates the App key once for the whole binary.
+func TestMain(m *testing.M) {
+	actiontest.Setup()
+	os.Exit(m.Run())
+}
+
+// run is one acquire step of j.
+func run(ctx context.Context, j *actiontest.Job) error { return acquire.Run(ctx, j.Deps()) }
+
+// resourceRequests counts requests made with installation tokens.
+func resourceRequests(m emulator.Metrics) int64 {
+	var n int64
+	for k, c := range m.ByCredential {
+		if strings.HasPrefix(k, "installation:") {
+			n += c.Requests
+		}
+	}
+	return n
+}
+
+// chargedInstallation counts charged installation-token requests.
+func chargedInstallation(m emulator.Metrics) int64 {
+	var n int64
+	for k, c := range m.ByCredential {
+		if strings.HasPrefix(k, "installation:") {
+			n += c.Charged
+		}
+	}
+	return n
+}

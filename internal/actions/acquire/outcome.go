@@ -1,0 +1,154 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// admitted finishes a verified admission (or an existing holding): the
+// post-admission pull request check, then every output.
+func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State, dec lockstate.AcquireDecision) error {
+	q.touched()
+	if s != nil {
+		q.last = s
+	}
+	if err := q.checkPR(ctx, "after admission"); err != nil {
+		return err
+	}
+	o := outcome{
+		result:              resultAcquired,
+		stateSHA:            sha,
+		quarantineRecovered: dec.QuarantineRecovered || q.consumedQuarantine != nil,
+		fencing:             fencingToken(dec),
+	}
+	_, _ = fmt.Fprintf(q.d.Stdout, "Acquired %s as %s after %s ms (%d attempts).\n",
+		q.s.target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)
+	return q.report(o)
+}
+
+// maybeCheckPR re-checks the pull request head once PRHeadTTL has passed.
+func (q *acquirer) maybeCheckPR(ctx context.Context) error {
+	if !q.s.pr.Scoped || q.now().Sub(q.prAt) < PRHeadTTL {
+		return nil
+	}
+	return q.checkPR(ctx, "while queued")
+}
+
+// checkPR verifies the pull request head now (no-op outside a pull request
+// run). A stale or unverifiable head retracts this run's state and ends the
+// acquire with superseded, pr-head-check-failed or pr-head-cleanup-failed.
+// Cancellation returns the context error without outputs.
+func (q *acquirer) checkPR(ctx context.Context, when string) error {
+	if !q.s.pr.Scoped {
+		return nil
+	}
+	res, err := q.checker.Check(ctx, q.s.pr.Request)
+	q.prAt = q.now()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return q.prRefusal(ctx, resultPRHeadCheckFailed, fmt.Errorf("verify the pull request head %s: %w", when, err))
+	}
+	if !res.Current {
+		return q.prRefusal(ctx, resultSuperseded, fmt.Errorf("superseded pull request run for %s: pull request #%s now points to %s (checked %s)",
+			q.s.pr.Request.ExpectedSHA, q.s.pr.Request.Number, res.HeadSHA, when))
+	}
+	return nil
+}
+
+// prRefusal cleans up this run's own state, then reports result.
+func (q *acquirer) prRefusal(ctx context.Context, result string, cause error) error {
+	if q.mayNeedCleanup {
+		if _, err := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return q.refuse(ctx, resultPRHeadCleanupFailed, nil, fmt.Errorf("%w; exact cleanup of this run's lock state also failed: %v", cause, err))
+		}
+	}
+	return q.refuse(ctx, result, nil, cause)
+}
+
+// blocked handles an active schema-5 incident: never enqueue, remove only
+// this run's own pre-activation state, report account-blocked.
+func (q *acquirer) blocked(ctx context.Context, dec lockstate.AcquireDecision) error {
+	inc := dec.Incident
+	result := resultAccountBlocked
+	if q.admissionWritten || q.mayNeedCleanup || dec.Position > 0 {
+		if _, err := q.failureCleanup(ctx, q.retractKind(cleanupQueueOnly)); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			q.a.Warning("Exact cleanup of this run's queued request failed: " + err.Error())
+			result = resultAccountBlockedCleanupFailed
+		}
+	}
+	return q.refuse(ctx, result, inc, errors.New(incidentMessage(q.s.target.Lock, inc, result == resultAccountBlockedCleanupFailed)))
+}
+
+// timeout ends the wait at timeout-minutes: outputs, exact cleanup, error.
+func (q *acquirer) timeout(ctx context.Context) error {
+	err := q.report(outcome{result: resultTimeout})
+	if q.mayNeedCleanup {
+		if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
+			q.a.Warning("Cleanup after the acquire timeout failed: " + cerr.Error())
+		}
+	}
+	msg := fmt.Sprintf("timed out waiting for build lock %s after %d attempt(s) and %s ms. %s",
+		q.s.target.Lock, q.attempts, actionkit.FormatMillis(q.now().Sub(q.started)), q.holderContext())
+	if err != nil {
+		return fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)
+	}
+	return errors.New(msg)
+}
+
+// refuse writes the outputs of a failed admission and returns cause.
+func (q *acquirer) refuse(_ context.Context, result string, inc *lockstate.Incident, cause error) error {
+	if err := q.report(outcome{result: result, incident: inc}); err != nil {
+		return fmt.Errorf("%w (and writing outputs failed: %v)", cause, err)
+	}
+	return cause
+}
+
+// holderContext describes who holds the lock, for the timeout message.
+func (q *acquirer) holderContext() string {
+	s := q.last
+	if s == nil {
+		return "The lock state was never read."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Holders: %d", len(s.Holders))
+	for _, h := range s.Holders {
+		fmt.Fprintf(&b, "; %s (%s)", h.HolderID, h.RunURL)
+	}
+	if pos := lockstate.QueuePosition(s, q.id.HolderID); pos > 0 {
+		fmt.Fprintf(&b, ". Queue position %d of %d", pos, len(s.Queue))
+	}
+	for _, r := range s.Reservations {
+		fmt.Fprintf(&b, ". Reservation %s (%s on %s: %s)", r.ReservationID, r.State, r.RunnerID, r.Reason)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// incidentMessage is the operator-actionable denial (spec §1.2,
+// activeIncidentAdmissionMessage). It never includes the evidence digest.
+func incidentMessage(lock string, inc *lockstate.Incident, cleanupFailed bool) string {
+	if inc == nil {
+		return fmt.Sprintf("build lock %s is blocked by an active account incident", lock)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Build lock %s is blocked by active account incident %s (reason %s) reported at %s by %s, workflow %s, job %s, run attempt %s, runner %s: %s.",
+		lock, inc.IncidentID, inc.Reason, inc.ReportedAt, inc.Repository, inc.Workflow, inc.Job, inc.RunAttempt, inc.RunnerID, inc.RunURL)
+	if cleanupFailed {
+		b.WriteString(" This run's own queued or admitted request could not be removed: do not recover the incident or rerun until supported release, post-action, or fallback cleanup has removed this run from both holders and queue and a fresh lock-state read confirms it.")
+	}
+	fmt.Fprintf(&b, " Reconcile every Unity Portal activation, then dispatch Recover build lock (.github/workflows/recover-build-lock.yml) with operation=recover-incident, incident-id=%s, and portal-cleanup-confirmed=true.", inc.IncidentID)
+	return b.String()
+}

@@ -1,0 +1,146 @@
+package acquire
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// Output names (spec §1.2), written together in this order, plus the
+// project's fencing-token.
+const (
+	OutputAcquired            = "acquired"
+	OutputLockName            = "lock-name"
+	OutputHolderID            = "holder-id"
+	OutputStateSHA            = "state-sha"
+	OutputWaitMS              = "wait-ms"
+	OutputAttempts            = "attempts"
+	OutputStaleRecovered      = "stale-recovered"
+	OutputQuarantineRecovered = "quarantine-recovered"
+	OutputAdmissionResult     = "admission-result"
+	OutputIncidentID          = "incident-id"
+	OutputResourceHealth      = "resource-health"
+	OutputResourceReason      = "resource-reason"
+	OutputFencingToken        = "fencing-token"
+)
+
+// admission-result values (spec §1.2).
+const (
+	resultAcquired                    = "acquired"
+	resultTimeout                     = "timeout"
+	resultAccountBlocked              = "account-blocked"
+	resultAccountBlockedCleanupFailed = "account-blocked-cleanup-failed"
+	resultSuperseded                  = "superseded"
+	resultPRHeadCheckFailed           = "pr-head-check-failed"
+	resultPRHeadCleanupFailed         = "pr-head-cleanup-failed"
+)
+
+// outcome is what an acquire reports.
+type outcome struct {
+	result              string
+	stateSHA            string
+	quarantineRecovered bool
+	incident            *lockstate.Incident
+	fencing             int64
+}
+
+// report writes every output and the job summary.
+func (q *acquirer) report(o outcome) error {
+	health, reason, incidentID := lockstate.HealthHealthy, "", ""
+	if o.incident != nil {
+		incidentID = o.incident.IncidentID
+		health, reason = lockstate.HealthBlocked, o.incident.Reason
+	}
+	fencing := ""
+	if o.fencing > 0 {
+		fencing = strconv.FormatInt(o.fencing, 10)
+	}
+	wait := q.now().Sub(q.started)
+	pairs := [][2]string{
+		{OutputAcquired, strconv.FormatBool(o.result == resultAcquired)},
+		{OutputLockName, q.s.target.Lock},
+		{OutputHolderID, q.id.HolderID},
+		{OutputStateSHA, o.stateSHA},
+		{OutputWaitMS, actionkit.FormatMillis(wait)},
+		{OutputAttempts, strconv.Itoa(q.attempts)},
+		{OutputStaleRecovered, "false"},
+		{OutputQuarantineRecovered, strconv.FormatBool(o.quarantineRecovered)},
+		{OutputAdmissionResult, o.result},
+		{OutputIncidentID, incidentID},
+		{OutputResourceHealth, health},
+		{OutputResourceReason, reason},
+		{OutputFencingToken, fencing},
+	}
+	var errs []error
+	for _, p := range pairs {
+		if err := q.a.SetOutput(p[0], p[1]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	q.summary(o, wait)
+	return errors.Join(errs...)
+}
+
+// summary appends the job summary table; a missing GITHUB_STEP_SUMMARY
+// (local runs) is not a failure.
+func (q *acquirer) summary(o outcome, wait time.Duration) {
+	rows := []actionkit.Row{
+		{Field: "Outcome", Value: actionkit.Code(o.result)},
+		{Field: "Lock", Value: actionkit.Code(q.s.target.Lock)},
+		{Field: "Holder ID", Value: actionkit.Code(q.id.HolderID)},
+		{Field: "Waited", Value: wait.Round(time.Second).String() + fmt.Sprintf(" (%d polls)", q.attempts)},
+	}
+	entry := "not queued (admitted at the first read)"
+	if q.entryPosition > 0 {
+		entry = strconv.Itoa(q.entryPosition)
+	}
+	rows = append(rows, actionkit.Row{Field: "Queue position at entry", Value: entry})
+	if o.fencing > 0 {
+		rows = append(rows, actionkit.Row{Field: "Fencing token", Value: actionkit.Code(strconv.FormatInt(o.fencing, 10))})
+	}
+	if o.quarantineRecovered {
+		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: "yes (same runner)"})
+	}
+	rows = append(rows, stateRows(q.last)...)
+	if o.incident != nil {
+		rows = append(rows, actionkit.Row{Field: "Incident", Value: actionkit.Code(o.incident.IncidentID) + " " +
+			actionkit.Cell(o.incident.Reason) + " " + actionkit.Link("source run", o.incident.RunURL)})
+	}
+	if o.stateSHA != "" {
+		rows = append(rows, actionkit.Row{Field: "State SHA", Value: actionkit.Code(o.stateSHA)})
+	}
+	err := q.a.Summary(actionkit.Table("Build lock "+q.s.target.Lock+": "+o.result, rows))
+	if err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
+		q.a.Warning("Could not write the job summary: " + err.Error())
+	}
+}
+
+// stateRows renders holders, queue length and reservations of s.
+func stateRows(s *lockstate.State) []actionkit.Row {
+	if s == nil {
+		return nil
+	}
+	var holders []string
+	for _, h := range s.Holders {
+		holders = append(holders, actionkit.Link(h.HolderID, h.RunURL)+" on "+actionkit.Code(h.RunnerID))
+	}
+	var res []string
+	for _, r := range s.Reservations {
+		v := actionkit.Code(r.State) + " " + actionkit.Cell(r.RunnerID)
+		if r.AvailableAt != "" {
+			v += " until " + actionkit.Cell(r.AvailableAt)
+		}
+		res = append(res, v+" ("+actionkit.Link(r.HolderID, r.RunURL)+")")
+	}
+	return []actionkit.Row{
+		{Field: "Current holders", Value: strings.Join(holders, "<br>")},
+		{Field: "Queued requests", Value: strconv.Itoa(len(s.Queue))},
+		{Field: "Reservations", Value: strings.Join(res, "<br>")},
+	}
+}

@@ -1,0 +1,109 @@
+package acquire
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// Post-step budgets (spec §1.3, §3.7).
+const (
+	postCASRounds     = 3
+	postConflictDelay = 500 * time.Millisecond
+	// postWindow bounds the whole post step.
+	postWindow = 60 * time.Second
+)
+
+// runPost is the post step of acquire-build-lock-with-cleanup. It runs only
+// when the main step saved build_lock_cleanup=enabled, removes this run's
+// queue entries and moves a still-held slot into quarantine (the post step
+// cannot prove external resource cleanup). It never fails: every problem
+// is a warning.
+func runPost(ctx context.Context, d Deps, a *actionio.IO) {
+	if strings.TrimSpace(a.GetState(StateCleanup)) != "enabled" {
+		_, _ = fmt.Fprintln(d.Stdout, "Build-lock post cleanup: nothing to do (the main step did not touch lock state).")
+		return
+	}
+	cctx, cancel := actionkit.CleanupContext(ctx, d.Signals, postWindow)
+	defer cancel()
+	if err := postCleanup(cctx, d, a); err != nil {
+		a.Warning("Build-lock post cleanup failed: " + err.Error())
+	}
+}
+
+func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
+	policy, err := lockaction.LoadPolicy(a)
+	if err != nil {
+		return err
+	}
+	t, err := lockaction.ParseTarget(a, policy)
+	if err != nil {
+		return err
+	}
+	suffix, err := a.NoEdgeWhitespaceNoNewline(InputHolderIDSuffix, DefaultHolderIDSuffix)
+	if err != nil {
+		return err
+	}
+	id := lockaction.Identity(a, t, suffix, a.Input(InputRunnerID), "", d.Clock.Now())
+	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+	if err != nil {
+		return err
+	}
+	client, err := lockaction.NewWriterClient(ctx, a, t, creds, d.ClientOptions())
+	if err != nil {
+		return err
+	}
+	st, err := newStore(client, t, d, ghclient.Budget{}, postCASRounds, postConflictDelay)
+	if err != nil {
+		return err
+	}
+	cfg, warnings, err := st.LoadConfig(ctx)
+	if err != nil {
+		a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())
+		cfg = lockstate.DefaultConfig()
+	}
+	for _, w := range warnings {
+		a.Warning(w)
+	}
+	req := lockstate.CleanupRequest{
+		HolderID: id.HolderID, RunAttempt: id.RunAttempt, RunnerID: id.RunnerID,
+		ReservationID: actionkit.NewReservationID(), Identity: id, ServerURL: t.ServerURL,
+	}
+	var dec lockstate.CleanupDecision
+	res, err := st.Update(ctx, "Release "+t.Lock, func(s *lockstate.State) error {
+		next, dd, err := lockstate.Cleanup(s, cfg, req, d.Clock.Now())
+		if err != nil {
+			return err
+		}
+		dec = dd
+		if !dd.Changed {
+			return store.ErrNoChange
+		}
+		*s = *next
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if dec.Released {
+		a.Warning(fmt.Sprintf("Post cleanup removed %s from %s without proof of external resource cleanup (cleanup-result=%s); run the explicit release step to avoid a quarantine.",
+			id.HolderID, t.Lock, dec.Result))
+	}
+	_, _ = fmt.Fprintf(d.Stdout, "Build-lock post cleanup: %s (state %s).\n", dec.Result, shortSHA(res.SHA))
+	return nil
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

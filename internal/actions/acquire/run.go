@@ -1,0 +1,199 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/prhead"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// Deps are the injected edges of a run (see actionkit.Deps).
+type Deps = actionkit.Deps
+
+// Modes selected by BUILD_LOCK_MODE.
+const (
+	ModeAcquire            = "acquire"
+	ModeAcquireWithCleanup = "acquire-with-cleanup"
+	ModePostCleanup        = "post-cleanup"
+)
+
+// Run is the acquire binary: acquire, acquire-with-cleanup (main step) or
+// post-cleanup, by BUILD_LOCK_MODE. It returns nil when the lock is held
+// (or, for post-cleanup, always). A refusal with a typed admission-result
+// writes every output before returning its error; other failures and
+// cancellation write none.
+func Run(ctx context.Context, deps Deps) error {
+	if ctx == nil {
+		return errors.New("acquire: nil context")
+	}
+	d := deps.WithDefaults()
+	a := actionio.New(d.Getenv, d.Stdout)
+	register := strings.TrimSpace(a.Getenv(EnvRegisterPostCleanup)) == "1"
+	switch mode := strings.TrimSpace(a.Getenv(EnvMode)); mode {
+	case "", ModeAcquire:
+	case ModeAcquireWithCleanup:
+		register = true
+	case ModePostCleanup:
+		runPost(ctx, d, a)
+		return nil
+	default:
+		return fmt.Errorf("acquire: unknown %s %q; expected %s, %s or %s", EnvMode, actionio.OneLine(mode), ModeAcquire, ModeAcquireWithCleanup, ModePostCleanup)
+	}
+	s, err := readSettings(a, d)
+	if err != nil {
+		return err
+	}
+	q := &acquirer{d: d, a: a, s: s, register: register, started: d.Clock.Now()}
+	q.id = lockaction.Identity(a, s.target, s.suffix, s.runnerID, "", q.started)
+	if s.prErr != nil {
+		return q.refuse(ctx, resultPRHeadCheckFailed, nil, fmt.Errorf("verify the pull request head: %w", s.prErr))
+	}
+	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+	if err != nil {
+		return err
+	}
+	err = q.run(ctx, creds)
+	if err != nil && ctx.Err() != nil && q.mayNeedCleanup {
+		q.cancellationCleanup(ctx)
+	}
+	return err
+}
+
+// acquirer is the state of one acquire invocation.
+type acquirer struct {
+	d        Deps
+	a        *actionio.IO
+	s        settings
+	register bool
+	id       lockstate.Identity
+
+	client  *ghclient.Client
+	st      *store.Store
+	cfg     lockstate.Config
+	cfgAt   time.Time
+	checker prhead.Checker
+	prAt    time.Time
+
+	started, deadline time.Time
+	attempts          int
+	entryPosition     int
+	lastPosition      int
+	lastWaitLog       time.Time
+	authFailedSince   time.Time
+	last              *lockstate.State
+
+	// mayNeedCleanup: this invocation wrote (or may have written) a queue
+	// entry or admission, or found its own entry or holder.
+	mayNeedCleanup bool
+	// admissionWritten: this invocation's admission write was acknowledged
+	// or may have landed; retracting it is pre-activation cleanup.
+	admissionWritten   bool
+	consumedQuarantine *lockstate.Reservation
+	registered         bool
+	cleanupAttempted   bool
+}
+
+// run is the setup (spec §3.5 "Startup") and the wait loop.
+func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) error {
+	jobID, err := q.resolveJobID(ctx)
+	if err != nil {
+		return err
+	}
+	q.id.JobID = jobID
+	q.checker = prhead.Checker{Transport: q.d.Transport, Clock: q.d.Clock}
+	if err := q.checkPR(ctx, "before setup"); err != nil {
+		return err
+	}
+	if q.client, err = lockaction.NewWriterClient(ctx, q.a, q.s.target, creds, q.d.ClientOptions()); err != nil {
+		return err
+	}
+	if q.st, err = newStore(q.client, q.s.target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay); err != nil {
+		return err
+	}
+	if err := q.refreshConfig(ctx, true); err != nil {
+		return err
+	}
+	q.deadline = q.started.Add(q.s.timeout)
+	return q.loop(ctx)
+}
+
+// now reads the injected clock.
+func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
+
+// req is the AcquireRequest of this invocation.
+func (q *acquirer) req() lockstate.AcquireRequest {
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease}
+}
+
+// refreshConfig reads the lock config (initially, then every configTTL)
+// and re-asserts the consumer requirements on every snapshot. A refresh
+// that could not read the file keeps the previous snapshot rather than
+// falling back to defaults mid-wait.
+func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
+	if !initial && q.now().Sub(q.cfgAt) < q.s.configTTL {
+		return nil
+	}
+	cfg, warnings, err := q.st.LoadConfig(ctx)
+	if err != nil {
+		return err
+	}
+	q.cfgAt = q.now()
+	if !initial && unavailable(warnings) {
+		q.a.Warning("Unable to refresh the lock config; keeping the previous snapshot until the next refresh.")
+		return nil
+	}
+	for _, w := range warnings {
+		q.a.Warning(w)
+	}
+	if q.s.requireLifecycle && !cfg.ResourceLifecycle {
+		return fmt.Errorf("acquire requires resourceLifecycle=true in %s (require-resource-lifecycle=true), but the lock config does not enable it",
+			q.st.ConfigPath())
+	}
+	if cfg.ReleaseCooldownSeconds < q.s.minCooldown {
+		return fmt.Errorf("acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
+			q.s.minCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
+	}
+	q.cfg = cfg
+	return nil
+}
+
+// unavailable reports a config read that degraded to defaults because the
+// file could not be read (store.LoadConfig's "Unable to read" warning), as
+// opposed to a file that was read and found malformed.
+func unavailable(warnings []string) bool {
+	for _, w := range warnings {
+		if strings.HasPrefix(w, "Unable to read lock config") {
+			return true
+		}
+	}
+	return false
+}
+
+// touched records that this run's own lock state exists (or may): cleanup
+// is owed on failure, and the post step is registered.
+func (q *acquirer) touched() {
+	q.mayNeedCleanup = true
+	q.registerPost()
+}
+
+// registerPost saves build_lock_cleanup=enabled once, before the first
+// write that may mutate lock state, when running as the with-cleanup main
+// step.
+func (q *acquirer) registerPost() {
+	if !q.register || q.registered {
+		return
+	}
+	q.registered = true
+	if err := q.a.SaveState(StateCleanup, "enabled"); err != nil {
+		q.a.Warning("Could not register the post-step cleanup: " + err.Error())
+	}
+}

@@ -1,0 +1,37 @@
+package acquire
+
+import (
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// Compare-and-swap budgets per caller (spec §3.7 table).
+const (
+	// acquireCASRounds bounds the rounds of one queue/admission write; a
+	// lost round re-reads and re-decides inside the same Update.
+	acquireCASRounds = 3
+	// acquireConflictDelay is jitter(1000) = 1000–1332 ms.
+	acquireConflictDelay = time.Second
+	// failureCleanupRounds and failureConflictDelay serve timeout,
+	// pre-activation and incident cleanup.
+	failureCleanupRounds = 3
+	failureConflictDelay = 500 * time.Millisecond
+	// cancelCleanupRounds and cancelConflictDelay serve cleanup after a
+	// runner signal: two passes 250 ms apart, one attempt per request.
+	cancelCleanupRounds = 2
+	cancelConflictDelay = 250 * time.Millisecond
+	// failureCleanupWindow bounds cleanup that is not after a signal.
+	failureCleanupWindow = 30 * time.Second
+)
+
+// newStore builds a store of the target lock sharing c (one token mint and
+// one ETag cache per process) with its own budget and CAS round limits.
+func newStore(c *ghclient.Client, t lockaction.Target, d Deps, budget ghclient.Budget, rounds int, delay time.Duration) (*store.Store, error) {
+	return store.New(store.Options{
+		Client: c, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
+		Clock: d.Clock, Jitter: d.Jitter, Budget: budget, MaxRounds: rounds, ConflictDelay: delay,
+	})
+}

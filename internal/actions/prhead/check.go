@@ -1,0 +1,205 @@
+package prhead
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+)
+
+// The guard's own budget (spec §1.6, Appendix A).
+const (
+	// Attempts bounds the requests of one check.
+	Attempts = 3
+	// Budget bounds one check in total, waits included.
+	Budget = 30 * time.Second
+	// MaxSleep caps one server-directed wait.
+	MaxSleep = 10 * time.Second
+	// BaseBackoff is the first self-generated backoff (250·2^(n−1) ms).
+	BaseBackoff = 250 * time.Millisecond
+	// UserAgent identifies the guard's requests.
+	UserAgent = "ambiguous-organization-build-lock-current-pr-head"
+)
+
+// Request names the pull request to check.
+type Request struct {
+	// APIURL is GITHUB_API_URL (trailing slashes are stripped).
+	APIURL string
+	// Repository is GITHUB_REPOSITORY (owner/name).
+	Repository string
+	// Number is the pull request number as given (canonical decimal).
+	Number string
+	// ExpectedSHA is the head SHA the run was started for.
+	ExpectedSHA string
+	// Token is the consumer's github-token.
+	Token string
+}
+
+// Result is the outcome of a successful check.
+type Result struct {
+	// Current is true when the open pull request still points at ExpectedSHA.
+	Current bool
+	// HeadSHA is the pull request's current head SHA.
+	HeadSHA string
+}
+
+// Checker performs checks over HTTP.
+type Checker struct {
+	// Transport is the HTTP transport; default http.DefaultTransport.
+	Transport http.RoundTripper
+	// Clock drives backoff sleeps; default clock.Real{}.
+	Clock clock.Clock
+}
+
+// ErrCheckFailed wraps every failure to establish the pull request head.
+var ErrCheckFailed = errors.New("prhead: pull request head check failed")
+
+var headSHARE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+
+// Check fetches the pull request and compares its head with ExpectedSHA
+// (case-insensitively). A stale head is a Result with Current=false, not an
+// error; a closed pull request, a malformed answer, a non-retryable status or
+// an exhausted budget is an error wrapping ErrCheckFailed. A cancelled ctx
+// returns ctx's error.
+func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
+	clk := c.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc := &http.Client{Transport: rt}
+	u := strings.TrimRight(req.APIURL, "/") + "/repos/" + req.Repository + "/pulls/" + url.PathEscape(req.Number)
+	bctx, cancel := context.WithTimeout(ctx, Budget)
+	defer cancel()
+	start := clk.Now()
+	for attempt := 1; ; attempt++ {
+		res, retry, wait, err := c.once(bctx, hc, u, req)
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		if err == nil {
+			return res, nil
+		}
+		if !retry || attempt >= Attempts {
+			return Result{}, fmt.Errorf("%w for pull request #%s after %d attempt(s): %v", ErrCheckFailed, req.Number, attempt, err)
+		}
+		remaining := Budget - clk.Now().Sub(start)
+		delay := BaseBackoff << (attempt - 1)
+		if wait >= 0 {
+			if wait >= remaining {
+				return Result{}, fmt.Errorf("%w for pull request #%s: rate limited for longer than this guard's remaining retry budget (%v)", ErrCheckFailed, req.Number, err)
+			}
+			delay = min(wait, MaxSleep)
+		}
+		if err := clk.Sleep(bctx, delay); err != nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err()
+			}
+			return Result{}, fmt.Errorf("%w for pull request #%s: the %s budget elapsed (%v)", ErrCheckFailed, req.Number, Budget, err)
+		}
+	}
+}
+
+// once performs one attempt. wait is the raw Retry-After instruction, or -1.
+func (c Checker) once(ctx context.Context, hc *http.Client, u string, req Request) (Result, bool, time.Duration, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return Result{}, false, -1, errors.New("invalid GitHub API URL")
+	}
+	hreq.Header.Set("Accept", "application/vnd.github+json")
+	hreq.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	hreq.Header.Set("User-Agent", UserAgent)
+	hreq.Header.Set("Authorization", "Bearer "+req.Token)
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, false, -1, ctx.Err()
+		}
+		return Result{}, true, -1, errors.New("transport error")
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		wait := retryAfter(resp.Header.Get("Retry-After"), c.now())
+		retry := retryable(resp)
+		return Result{}, retry, wait, fmt.Errorf("HTTP %d; request-id=%s", resp.StatusCode, sanitize(resp.Header.Get("X-GitHub-Request-Id")))
+	}
+	var pr struct {
+		State string `json:"state"`
+		Head  struct {
+			SHA string `json:"sha"`
+		} `json:"head"`
+	}
+	if err := json.Unmarshal(body, &pr); err != nil {
+		return Result{}, false, -1, errors.New("malformed pull request response")
+	}
+	if !headSHARE.MatchString(pr.Head.SHA) {
+		return Result{}, false, -1, errors.New("pull request response has no valid head sha")
+	}
+	if pr.State != "open" {
+		return Result{}, false, -1, fmt.Errorf("pull request is %s, not open", sanitize(pr.State))
+	}
+	return Result{Current: strings.EqualFold(pr.Head.SHA, req.ExpectedSHA), HeadSHA: strings.ToLower(pr.Head.SHA)}, false, -1, nil
+}
+
+func (c Checker) now() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock.Now()
+}
+
+// retryable is the guard's retry set: 408, 429, 500, 502, 503, 504, and a
+// rate-limited 403 (Retry-After or X-RateLimit-Remaining: 0). A 401 is not
+// retried: a bad consumer token is terminal for the guard.
+func retryable(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case 408, 429, 500, 502, 503, 504:
+		return true
+	case 403:
+		return resp.Header.Get("Retry-After") != "" || strings.TrimSpace(resp.Header.Get("X-RateLimit-Remaining")) == "0"
+	}
+	return false
+}
+
+// retryAfter parses Retry-After as ^[0-9]+$ seconds or an IMF-fixdate that
+// round-trips exactly; anything else (or nothing) is -1.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil && strings.Trim(v, "0123456789") == "" {
+		return time.Duration(n) * time.Second
+	}
+	t, err := time.Parse(http.TimeFormat, v)
+	if err != nil || t.UTC().Format(http.TimeFormat) != v {
+		return -1
+	}
+	return max(t.Sub(now), 0)
+}
+
+// sanitize bounds a server-provided value for an error message.
+func sanitize(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,68 @@
+package prhead
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+)
+
+// Input names shared by the guard and acquire.
+const (
+	InputGitHubToken       = "github-token"
+	InputPullRequestNumber = "pull-request-number"
+	InputExpectedHeadSHA   = "expected-head-sha"
+)
+
+var (
+	numberRE     = regexp.MustCompile(`^[1-9][0-9]*$`)
+	expectedRE   = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+	repositoryRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+)
+
+// Inputs are the guard's inputs as read from the runner.
+type Inputs struct {
+	// Scoped is true when the run is a pull request run: GITHUB_EVENT_NAME
+	// is pull_request or pull_request_target, or a PR input is non-empty.
+	Scoped bool
+	// Request is the validated request (only meaningful when Scoped).
+	Request Request
+}
+
+// ReadInputs reads github-token (masked at once), pull-request-number and
+// expected-head-sha. For a scoped run it validates them and
+// GITHUB_REPOSITORY, returning an *actionio.InputError that names the rule
+// and never the value. It sends no request.
+func ReadInputs(a *actionio.IO, apiURL string) (Inputs, error) {
+	token := a.Input(InputGitHubToken)
+	if token != "" {
+		a.Mask(token)
+	}
+	number := a.Input(InputPullRequestNumber)
+	expected := a.Input(InputExpectedHeadSHA)
+	event := strings.TrimSpace(a.Getenv("GITHUB_EVENT_NAME"))
+	in := Inputs{Scoped: event == "pull_request" || event == "pull_request_target" || number != "" || expected != ""}
+	in.Request = Request{APIURL: apiURL, Repository: strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY")), Number: number, ExpectedSHA: expected, Token: token}
+	if !in.Scoped {
+		return in, nil
+	}
+	switch {
+	case token == "":
+		return in, &actionio.InputError{Input: InputGitHubToken, Code: actionio.CodeRequired, Message: "is required to verify the current pull request head"}
+	case !numberRE.MatchString(number):
+		return in, &actionio.InputError{Input: InputPullRequestNumber, Code: actionio.CodePatternMismatch, Message: "must match " + numberRE.String()}
+	case !expectedRE.MatchString(expected):
+		return in, &actionio.InputError{Input: InputExpectedHeadSHA, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA"}
+	case !repositoryRE.MatchString(in.Request.Repository):
+		return in, &actionio.InputError{Input: "GITHUB_REPOSITORY", Code: actionio.CodePatternMismatch, Message: "must be the calling OWNER/NAME"}
+	}
+	return in, nil
+}
+
+// APIURL returns GITHUB_API_URL or the public default.
+func APIURL(a *actionio.IO) string {
+	if v := strings.TrimSpace(a.Getenv("GITHUB_API_URL")); v != "" {
+		return v
+	}
+	return "https://api.github.com"
+}

@@ -1,0 +1,295 @@
+package release_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+var allOutputs = []string{"released", "queue-cleaned", "cleanup-result", "lock-name", "holder-id", "state-sha", "held-by", "held-by-run-url",
+	"reservation-id", "reservation-state", "available-at", "incident-id", "resource-health", "resource-reason", "report-degraded", "report-validation-error"}
+
+func TestCleanupResults(t *testing.T) {
+	cases := []struct {
+		name, config string
+		schema       int
+		report       map[string]string
+		want         string
+		reservation  string
+	}{
+		{"released below schema 4", `{"maxHolders":1}`, 0, map[string]string{"resource-cleanup-status": "confirmed"}, "released", ""},
+		{"released with cooldown 0", lifecycle0, 4, map[string]string{"resource-cleanup-status": "confirmed"}, "released", ""},
+		{"cooldown-started", lifecycle60, 4, map[string]string{"resource-cleanup-status": "confirmed"}, "cooldown-started", "cooldown"},
+		{"quarantined", lifecycle60, 4, map[string]string{"resource-cleanup-status": "unknown"}, "quarantined", "quarantine"},
+		{"legacy resource-safe", lifecycle60, 4, map[string]string{"resource-safe": "true"}, "cooldown-started", "cooldown"},
+		{"global-quarantined", health, 5, map[string]string{"resource-cleanup-status": "unknown", "resource-health": "blocked", "resource-reason": "unity-account-limit-20111"}, "global-quarantined", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, tc.config)
+				if tc.schema > 0 {
+					seedSchema(w, tc.schema)
+				}
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				for k, v := range tc.report {
+					j.Input(k, v)
+				}
+				require.NoError(t, rel(j))
+				out := j.Outputs()
+				for _, name := range allOutputs {
+					assert.Contains(t, out, name)
+				}
+				assert.Equal(t, tc.want, out["cleanup-result"])
+				assert.Equal(t, "true", out["released"])
+				assert.Equal(t, "false", out["report-degraded"])
+				assert.Equal(t, tc.reservation, out["reservation-state"])
+				s := w.State()
+				assert.Empty(t, s.Holders)
+				h := w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", actiontest.StatePath)
+				assert.Equal(t, h[len(h)-1].BlobSHA, out["state-sha"])
+				if tc.want == "global-quarantined" {
+					require.NotNil(t, s.ActiveIncident)
+					assert.Equal(t, s.ActiveIncident.IncidentID, out["incident-id"])
+					assert.Equal(t, "blocked", out["resource-health"])
+				}
+				assert.Contains(t, j.Summary(), "`"+tc.want+"`")
+			})
+		})
+	}
+}
+
+func TestQueueOnlyNoopAndHeldBy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		a := w.NewJob("holder", "runner-a")
+		hold(t, a)
+		b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "1")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- acquire.Run(ctx, b.Deps()) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()))
+		// A fallback release of a run that never held only leaves the queue.
+		r := w.NewJob("waiter", "runner-b")
+		r.Env = b.Env
+		require.NoError(t, rel(r))
+		out := r.Outputs()
+		assert.Equal(t, "queue-cleaned", out["cleanup-result"])
+		assert.Equal(t, "false", out["released"])
+		assert.Equal(t, "true", out["queue-cleaned"])
+		assert.Equal(t, a.HolderID(), out["held-by"])
+		cancel()
+		<-done
+
+		c := w.NewJob("other", "runner-c")
+		require.NoError(t, rel(c))
+		out = c.Outputs()
+		assert.Equal(t, "noop", out["cleanup-result"])
+		assert.Equal(t, a.HolderID(), out["held-by"])
+		assert.Contains(t, c.Out.String(), "Lock is held by "+a.HolderID())
+		assert.NotEmpty(t, out["state-sha"], "a noop reports the sha it observed")
+	})
+}
+
+func TestDegradedReportStillCleansUp(t *testing.T) {
+	cases := map[string]map[string]string{
+		"invalid-resource-safe":                 {"resource-safe": "maybe"},
+		"invalid-resource-cleanup-status":       {"resource-cleanup-status": "done"},
+		"invalid-resource-health":               {"resource-health": "ok"},
+		"invalid-resource-reason":               {"resource-reason": "because"},
+		"blocked-health-reason-mismatch":        {"resource-health": "blocked", "resource-reason": "return-timeout"},
+		"account-limit-health-mismatch":         {"resource-reason": "unity-account-limit-20111"},
+		"account-limit-cleanup-status-mismatch": {"resource-cleanup-status": "confirmed", "resource-health": "blocked", "resource-reason": "unity-account-limit-20111"},
+		"confirmed-cleanup-reason-mismatch":     {"resource-cleanup-status": "confirmed", "resource-reason": "return-timeout"},
+		"cleanup-confirmed-status-mismatch":     {"resource-cleanup-status": "unknown", "resource-reason": "cleanup-confirmed"},
+		"resource-safe-contradiction":           {"resource-safe": "true", "resource-cleanup-status": "unknown"},
+	}
+	for code, inputs := range cases {
+		t.Run(code, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, lifecycle60)
+				seedSchema(w, 4)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				for k, v := range inputs {
+					j.Input(k, v)
+				}
+				err := rel(j)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "after report validation failed: "+code)
+				out := j.Outputs()
+				assert.Equal(t, "true", out["report-degraded"])
+				assert.Equal(t, code, out["report-validation-error"])
+				assert.Equal(t, "quarantined", out["cleanup-result"], "a degraded report quarantines the held slot")
+				assert.Equal(t, "cleanup-evidence-unknown", out["resource-reason"])
+				for _, v := range inputs {
+					if v != "true" && v != "unknown" && v != "confirmed" {
+						assert.NotContains(t, j.Out.String(), "="+v, "the rejected value is never logged")
+					}
+				}
+				assert.Empty(t, w.State().Holders)
+			})
+		})
+	}
+}
+
+func TestLockReleaseUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("resource-cleanup-status", "confirmed").Input("release-retry-deadline-seconds", "30")
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.ServerError, Status: 503})
+		began := time.Now()
+		err := rel(j)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "lock-release-unreachable")
+		assert.LessOrEqual(t, time.Since(began), 45*time.Second, "bounded by the 30 s deadline")
+		out := j.Outputs()
+		assert.Equal(t, "lock-release-unreachable", out["cleanup-result"])
+		assert.Equal(t, "false", out["released"])
+		assert.Empty(t, out["state-sha"])
+		assert.Empty(t, out["reservation-id"])
+	})
+	t.Run("unconfirmed report keeps the raw failure", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, lifecycle60)
+			seedSchema(w, 4)
+			j := w.NewJob("build", "runner-1")
+			hold(t, j)
+			j.Input("release-retry-deadline-seconds", "30")
+			w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.ServerError, Status: 503})
+			err := rel(j)
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "lock-release-unreachable")
+			assert.Empty(t, j.Outputs())
+		})
+	})
+}
+
+func TestDeadlinePhasesAbortStalledRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("resource-cleanup-status", "confirmed")
+		w.Em.ResetMetrics()
+		begin := time.Now()
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/git/ref/", Kind: emulator.Stall})
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.config.json", Kind: emulator.Stall})
+		require.NoError(t, rel(j))
+		assert.Equal(t, "cooldown-started", j.Outputs()["cleanup-result"])
+		assert.Contains(t, j.Out.String(), "Could not verify the lock-state branch")
+		var put time.Time
+		for _, r := range w.Em.Metrics().Log {
+			if r.Method == "PUT" {
+				put = r.Time
+			}
+		}
+		phase := put.Sub(begin)
+		assert.GreaterOrEqual(t, phase, 30*time.Second, "the config phase owns the rest of the first quarter")
+		assert.Less(t, phase, 35*time.Second, "stalled reads are aborted at their phase deadlines")
+	})
+}
+
+func TestPhaseDeadlines(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		seconds                 int
+		branch, config, cleanup time.Duration
+	}{
+		{120, 15 * time.Second, 30 * time.Second, 120 * time.Second},
+		{30, 3750 * time.Millisecond, 7500 * time.Millisecond, 30 * time.Second},
+		{3600, 450 * time.Second, 900 * time.Second, 3600 * time.Second},
+	}
+	for _, tc := range cases {
+		p := release.PhaseDeadlines(start, tc.seconds)
+		assert.Equal(t, tc.branch, p.Branch.Sub(start))
+		assert.Equal(t, tc.config, p.Config.Sub(start))
+		assert.Equal(t, tc.cleanup, p.Cleanup.Sub(start))
+	}
+	assert.Equal(t, release.Phases{}, release.PhaseDeadlines(start, 0))
+}
+
+func TestTolerantKnobInputs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("release-retry-deadline-seconds", "10").Input("api-max-attempts", "7").Input("api-retry-base-ms", "5")
+		require.NoError(t, rel(j))
+		out := j.Out.String()
+		assert.Contains(t, out, "input release-retry-deadline-seconds must be an integer in 30-3600 or 0; using 120")
+		assert.Contains(t, out, "Ignoring invalid input api-retry-base-ms")
+		assert.Contains(t, out, "An attempt ceiling of 7 bounds the 120s release retry deadline")
+		assert.Equal(t, "released", j.Outputs()["cleanup-result"])
+	})
+}
+
+func TestExplicitHolderID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		fallback := w.NewJob("fallback", "")
+		fallback.Env["GITHUB_RUN_ID"] = j.Env["GITHUB_RUN_ID"]
+		for _, bad := range []string{"acme/other:1:build:default", j.Env["GITHUB_REPOSITORY"] + ":" + j.Env["GITHUB_RUN_ID"] + "::default", j.HolderID() + "\nx"} {
+			fallback.Input("holder-id", bad)
+			err := rel(fallback)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "holder-id")
+		}
+		assert.Len(t, w.State().Holders, 1)
+		fallback.Input("holder-id", j.HolderID())
+		require.NoError(t, rel(fallback))
+		assert.Equal(t, "released", fallback.Outputs()["cleanup-result"])
+		assert.Empty(t, w.State().Holders)
+	})
+}
+
+func TestAmbiguousReleaseIsReconciled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("resource-cleanup-status", "confirmed")
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Count: 1})
+		require.NoError(t, rel(j))
+		out := j.Outputs()
+		assert.Equal(t, "cooldown-started", out["cleanup-result"])
+		assert.Equal(t, "true", out["released"])
+		s := w.State()
+		require.Len(t, s.Reservations, 1)
+		assert.Equal(t, s.Reservations[0].ReservationID, out["reservation-id"])
+	})
+}
+
+func TestRunnerIDRequiredFromSchema3(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		delete(j.Env, "INPUT_RUNNER-ID")
+		err := rel(j)
+		require.ErrorContains(t, err, "runner-id is required")
+		assert.Empty(t, j.Outputs())
+	})
+}

@@ -1,0 +1,250 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// Deps are the injected edges of a run (see actionkit.Deps).
+type Deps = actionkit.Deps
+
+// CodeLockStateUnverified marks a release that could prove nothing: the
+// state branch was never verified and the cleanup found no state.
+const CodeLockStateUnverified = "LOCK_STATE_UNVERIFIED"
+
+// Compare-and-swap budget of the cleanup phase (spec §3.7).
+const (
+	cleanupRounds        = 10
+	cleanupConflictDelay = time.Second
+	// attemptBoundedWindow bounds a release run with deadline 0.
+	attemptBoundedWindow = 5 * time.Minute
+)
+
+// Run is the release-build-lock action. It writes every output whenever
+// the cleanup completed (and for lock-release-unreachable); other failures
+// write none. The work runs on a context that survives a runner signal
+// (releasing is what cancellation cleanup is for) but ends inside the
+// signal window.
+func Run(ctx context.Context, deps Deps) error {
+	if ctx == nil {
+		return errors.New("release: nil context")
+	}
+	d := deps.WithDefaults()
+	a := actionio.New(d.Getenv, d.Stdout)
+	s, err := readSettings(a)
+	if err != nil {
+		return err
+	}
+	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+	if err != nil {
+		return err
+	}
+	window := attemptBoundedWindow
+	if s.deadlineSecs > 0 {
+		window = time.Duration(s.deadlineSecs)*time.Second + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
+	}
+	wctx, cancel := actionkit.CleanupContext(ctx, d.Signals, window)
+	defer cancel()
+	r := &releaser{d: d, a: a, s: s, start: d.Clock.Now()}
+	return r.run(wctx, creds)
+}
+
+// releaser is the state of one release.
+type releaser struct {
+	d     Deps
+	a     *actionio.IO
+	s     settings
+	start time.Time
+}
+
+func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) error {
+	overlay := func(k string) string {
+		if v, ok := r.s.knobOverrides[k]; ok {
+			return v
+		}
+		return r.d.Getenv(k)
+	}
+	client, err := lockaction.NewWriterClient(ctx, actionio.New(overlay, r.d.Stdout), r.s.target, creds, r.d.ClientOptions())
+	if err != nil {
+		return err
+	}
+	if r.s.attemptCap > 0 && r.s.deadlineSecs > 0 {
+		r.a.Warning(fmt.Sprintf("An attempt ceiling of %d bounds the %ds release retry deadline: a call stops after %d attempts even with time left.",
+			r.s.attemptCap, r.s.deadlineSecs, r.s.attemptCap))
+	}
+	ph := PhaseDeadlines(r.start, r.s.deadlineSecs)
+	mk := func(deadline time.Time, rounds int) (*store.Store, error) {
+		t := r.s.target
+		return store.New(store.Options{Client: client, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
+			Clock: r.d.Clock, Jitter: r.d.Jitter, Budget: budget(deadline), MaxRounds: rounds, ConflictDelay: cleanupConflictDelay})
+	}
+	branchStore, err := mk(ph.Branch, 1)
+	if err != nil {
+		return err
+	}
+	verified := true
+	if err := branchStore.EnsureBranch(ctx); err != nil {
+		if !unrecorded(err) {
+			return err
+		}
+		verified = false
+		r.a.Warning("Could not verify the lock-state branch; continuing with the release: " + err.Error())
+	}
+	cfgStore, err := mk(ph.Config, 1)
+	if err != nil {
+		return err
+	}
+	cfg, warnings, err := cfgStore.LoadConfig(ctx)
+	if err != nil {
+		if !unrecorded(err) {
+			return err
+		}
+		warnings = append(warnings, "Unable to read the lock config; using safe defaults: "+err.Error())
+		cfg = lockstate.DefaultConfig()
+	}
+	for _, w := range warnings {
+		r.a.Warning(w)
+	}
+	st, err := mk(ph.Cleanup, cleanupRounds)
+	if err != nil {
+		return err
+	}
+	res, dec, err := r.cleanup(ctx, st, cfg)
+	confirmed := r.s.report.Status == lockstate.StatusConfirmed && r.s.degradedCode == ""
+	switch {
+	case err != nil && unrecorded(err) && confirmed:
+		return r.unreachable(err)
+	case err != nil:
+		return err
+	case !verified && res.SHA == "" && dec.Result == lockstate.ResultNoop:
+		cause := fmt.Errorf("%s: the lock-state branch of %s could not be verified and no lock state was found for %s", CodeLockStateUnverified, r.s.target.Lock, r.s.holderID)
+		if confirmed {
+			return r.unreachable(cause)
+		}
+		return cause
+	}
+	if err := r.report(dec, res.SHA); err != nil {
+		return err
+	}
+	r.log(dec)
+	if r.s.degradedCode != "" {
+		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.degradedCode)
+	}
+	return nil
+}
+
+// cleanup is the cleanup phase: cleanupIdentity by compare-and-swap, with
+// an ambiguous write reconciled from the state read afterwards.
+func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.Config) (store.Result, lockstate.CleanupDecision, error) {
+	req := lockstate.CleanupRequest{
+		HolderID:      r.s.holderID,
+		RunAttempt:    envOr(r.a, "GITHUB_RUN_ATTEMPT", "0"),
+		RunnerID:      r.s.runnerID,
+		Report:        r.s.report,
+		ReservationID: actionkit.NewReservationID(),
+		Identity:      r.identity(),
+		ServerURL:     r.s.target.ServerURL,
+	}
+	var final lockstate.CleanupDecision
+	var attempted []lockstate.CleanupDecision
+	res, err := st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
+		next, d, err := lockstate.Cleanup(s, cfg, req, r.d.Clock.Now())
+		if err != nil {
+			return err
+		}
+		final = d
+		if !d.Changed {
+			return store.ErrNoChange
+		}
+		attempted = append(attempted, d)
+		*s = *next
+		return nil
+	})
+	if err != nil {
+		return res, final, err
+	}
+	if res.Ambiguous {
+		final = reconcile(final, attempted, res.State)
+	}
+	return res, final, nil
+}
+
+// identity is the caller identity an incident is built from.
+func (r *releaser) identity() lockstate.Identity {
+	id := lockaction.Identity(r.a, r.s.target, "", r.s.runnerID, "", r.start)
+	id.HolderID = r.s.holderID
+	return id
+}
+
+// reconcile merges what earlier rounds may have applied without an
+// acknowledgement into the final decision, trusting only the state read
+// afterwards for the reservation (it may have been consumed since).
+func reconcile(final lockstate.CleanupDecision, attempted []lockstate.CleanupDecision, s *lockstate.State) lockstate.CleanupDecision {
+	out := final
+	for _, a := range attempted {
+		out.Released = out.Released || a.Released
+		out.QueueCleaned = out.QueueCleaned || a.QueueCleaned
+		if out.Reservation == nil && a.Reservation != nil {
+			for _, res := range s.Reservations {
+				if res.ReservationID == a.Reservation.ReservationID {
+					c := res
+					out.Reservation = &c
+				}
+			}
+		}
+	}
+	out.HeldBy, out.HeldByRunURL, out.IncidentID = "", "", ""
+	if len(s.Holders) > 0 {
+		out.HeldBy, out.HeldByRunURL = s.Holders[0].HolderID, s.Holders[0].RunURL
+	}
+	global := s.SchemaVersion >= 5 && s.ActiveIncident != nil
+	if global {
+		out.IncidentID = s.ActiveIncident.IncidentID
+	}
+	switch {
+	case global:
+		out.Result = lockstate.ResultGlobalQuarantined
+	case out.Reservation != nil && out.Reservation.State == lockstate.ReservationCooldown:
+		out.Result = lockstate.ResultCooldownStarted
+	case out.Reservation != nil:
+		out.Result = lockstate.ResultQuarantined
+	case out.Released:
+		out.Result = lockstate.ResultReleased
+	case out.QueueCleaned:
+		out.Result = lockstate.ResultQueueCleaned
+	default:
+		out.Result = lockstate.ResultNoop
+	}
+	return out
+}
+
+// unrecorded reports a failure that leaves the record in doubt: an
+// exhausted retry budget or an elapsed phase deadline (including a request
+// aborted in flight).
+func unrecorded(err error) bool {
+	var ge *ghclient.Error
+	if errors.As(err, &ge) && ge.DeadlineElapsed {
+		return true
+	}
+	return ghclient.IsExhausted(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// unreachable reports lock-release-unreachable: confirmed external cleanup
+// whose record could not be confirmed in the lock state.
+func (r *releaser) unreachable(cause error) error {
+	dec := lockstate.CleanupDecision{Result: lockstate.ResultLockReleaseUnreachable}
+	if err := r.report(dec, ""); err != nil {
+		return err
+	}
+	return fmt.Errorf("could not confirm the release of %s for %s: %v. External cleanup was confirmed, so the licensed resource was returned and only its record is in doubt (cleanup-result=%s). If the removal did not land, the scheduled reaper quarantines the stale holder entry, which keeps consuming capacity until a same-runner acquire reclaims it or an operator runs the recovery runbook",
+		r.s.target.Lock, r.s.holderID, cause, lockstate.ResultLockReleaseUnreachable)
+}
