@@ -16,12 +16,16 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net"
+	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // Defaults for Options, sized so the demo finishes in well under a minute.
@@ -132,12 +136,20 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 		return nil, fmt.Errorf("seed lock config: %w", err)
 	}
 	repos := make([]string, opts.Repositories)
+	repoIDs := map[string]int64{}
+	repoTokens := map[string]string{}
 	for i := range repos {
 		repos[i] = fmt.Sprintf("game-%c", 'a'+i%26)
 		if i >= 26 {
 			repos[i] = fmt.Sprintf("game-%d", i)
 		}
-		em.AddRepo(owner, repos[i], int64(lockID+1+i), "main")
+		repoIDs[repos[i]] = int64(lockID + 1 + i)
+		em.AddRepo(owner, repos[i], repoIDs[repos[i]], "main")
+		// Each repository's workflow token (GITHUB_TOKEN), which acquire
+		// uses to resolve its exact numeric job id.
+		repoTokens[repos[i]] = randomSecret("ghs_demo")
+		em.AddToken(repoTokens[repos[i]], emulator.TokenScope{Label: repos[i] + "-workflow", Repos: []string{owner + "/" + repos[i]},
+			Permissions: map[string]string{"actions": "read", "contents": "read"}})
 	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -163,7 +175,16 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	}()
 	apiURL := "http://" + l.Addr().String() + "/"
 
+	dir, err := os.MkdirTemp("", "buildlock-demo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	w := newWorld(opts, em, apiURL, keyPEM, repos, out)
+	w.dir, w.repoIDs, w.repoTokens = dir, repoIDs, repoTokens
+	for _, j := range w.jobs {
+		j.repoID = repoIDs[j.repo]
+	}
 	start := time.Now()
 	w.start = start
 	if !opts.Quiet {
@@ -197,7 +218,11 @@ type world struct {
 	out    io.Writer
 	start  time.Time
 
-	runners chan string // free runners; a runner runs one job at a time
+	runners    chan string // free runners; a runner runs one job at a time
+	dir        string      // step files (GITHUB_OUTPUT, GITHUB_STATE, ...)
+	repoIDs    map[string]int64
+	repoTokens map[string]string
+	transport  http.RoundTripper
 
 	mu      sync.Mutex
 	rng     *mrand.Rand
@@ -207,7 +232,8 @@ type world struct {
 
 func newWorld(opts Options, em *emulator.Emulator, apiURL string, keyPEM []byte, repos []string, out io.Writer) *world {
 	w := &world{opts: opts, em: em, apiURL: apiURL, keyPEM: keyPEM, repos: repos, out: out,
-		runners: make(chan string, opts.Runners), rng: mrand.New(mrand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))}
+		runners: make(chan string, opts.Runners), rng: mrand.New(mrand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15)),
+		transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}}
 	for i := range opts.Runners {
 		w.runners <- fmt.Sprintf("runner-%d", i+1)
 	}
@@ -230,6 +256,7 @@ func newWorld(opts Options, em *emulator.Emulator, apiURL string, keyPEM []byte,
 			dies:    dead[i],
 			seed:    w.rng.Uint64(),
 			state:   "pending",
+			log:     &syncBuffer{},
 		})
 	}
 	return w
@@ -271,34 +298,102 @@ func (w *world) logf(format string, args ...any) {
 	fmt.Fprintf(w.out, "[+%6.2fs] %s\n", w.since().Seconds(), fmt.Sprintf(format, args...))
 }
 
-// status prints one line with the seats and the queue as the demo's jobs see
-// them.
+// status prints one line with the seats and the queue as the committed lock
+// state has them (read straight from the emulator, not from the jobs).
 func (w *world) status() {
 	if w.opts.Quiet {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	st := w.latestState()
+	names := w.namesByHolder()
 	var seats, queue []string
-	for _, j := range w.jobs {
-		switch j.state {
-		case "holding", "dead":
-			s := j.name + "(" + j.runner + ")"
-			if j.state == "dead" {
+	if st != nil {
+		for _, h := range st.Holders {
+			s := names[h.HolderID] + "(" + h.RunnerID + ")"
+			if w.isDead(h.HolderID) {
 				s += "†"
 			}
 			seats = append(seats, s)
-		case "queued":
-			queue = append(queue, fmt.Sprintf("%s#%d", j.name, j.position))
+		}
+		for i, q := range st.Queue {
+			queue = append(queue, fmt.Sprintf("%s#%d", names[q.HolderID], i+1))
 		}
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	fmt.Fprintf(w.out, "[+%6.2fs] seats %d/%d %v  queue %v\n", w.since().Seconds(), len(seats), w.opts.MaxHolders, seats, queue)
 }
 
-func (w *world) setState(j *job, state string, position int) {
+// latestState decodes the newest committed state, or nil.
+func (w *world) latestState() *lockstate.State {
+	h := w.em.History(owner, lockRep, "lock-state", "locks/"+lock+".json")
+	if len(h) == 0 || h[len(h)-1].Content == nil {
+		return nil
+	}
+	st, err := lockstate.Decode(h[len(h)-1].Content, lockstate.DecodeOptions{Lock: lock})
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+func (w *world) namesByHolder() map[string]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	j.state, j.position = state, position
+	m := map[string]string{}
+	for _, j := range w.jobs {
+		if j.holderID != "" {
+			m[j.holderID] = j.name
+		}
+	}
+	return m
+}
+
+func (w *world) isDead(holderID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range w.jobs {
+		if j.holderID == holderID {
+			return j.state == "dead"
+		}
+	}
+	return false
+}
+
+func (w *world) setState(j *job, state string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j.state = state
+}
+
+// randomSecret returns prefix + 32 random hex characters (a demo token).
+func randomSecret(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s_%x", prefix, b)
+}
+
+// syncBuffer collects one job's workflow-command output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// tail returns the last n lines.
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(s.b.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (w *world) addRemoval(holderID string) {

@@ -120,8 +120,7 @@ func summarize(opts Options, w *world, rep checker.Report, m emulator.Metrics, e
 			s.DiedHolding = append(s.DiedHolding, j.name)
 		case "released":
 			s.ReleasedJobs++
-		case "holding":
-		default:
+		default: // failed, or never finished (pending, running, holding)
 			s.FailedJobs = append(s.FailedJobs, j.name)
 		}
 		if !j.admittedAt.IsZero() {

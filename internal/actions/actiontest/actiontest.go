@@ -5,7 +5,6 @@
 package actiontest
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
@@ -19,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -238,24 +238,9 @@ func (j *Job) Summary() string {
 }
 
 func parseFileCommands(path string) map[string]string {
-	out := map[string]string{}
-	f, err := os.Open(path)
+	out, err := actionio.ReadFileCommands(path)
 	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		name, delim, ok := strings.Cut(line, "<<")
-		if !ok {
-			continue
-		}
-		var val []string
-		for sc.Scan() && sc.Text() != delim {
-			val = append(val, sc.Text())
-		}
-		out[name] = strings.Join(val, "\n")
+		return map[string]string{}
 	}
 	return out
 }
