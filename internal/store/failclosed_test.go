@@ -81,7 +81,7 @@ func TestEveryFailClosedRuleRefusesAndWritesNothing(t *testing.T) {
 		{"2 empty object", doc{}, lockstate.CodeLockMismatch},
 		{"3 unsupported schema", stateDoc(0, []any{}, []any{}, nil), lockstate.CodeUnsupportedSchema},
 		{"3 non-integer schema", stateDoc(2.5, []any{}, []any{}, nil), lockstate.CodeUnsupportedSchema},
-		{"3 newer schema", stateDoc(6, []any{}, []any{}, nil), lockstate.CodeNewerSchema},
+		{"3 newer schema", stateDoc(lockstate.MaxSchemaVersion+1, []any{}, []any{}, nil), lockstate.CodeNewerSchema},
 		{"4 queue not an array", stateDoc(2, []any{}, nil, doc{"queue": doc{}}), lockstate.CodeInvalidQueue},
 		{"5 holders not an array", stateDoc(2, nil, []any{}, doc{"holders": "x"}), lockstate.CodeInvalidHolders},
 		{"6 no legacy holder mirror", stateDoc(2, []any{}, []any{}, doc{"holder": nil}), lockstate.CodeMissingHolderMirror},

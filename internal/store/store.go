@@ -264,32 +264,50 @@ func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (st
 	return res, fmt.Errorf("update %s after %d rounds: %w", s.StatePath(), res.Rounds, ErrTooManyConflicts)
 }
 
-// LoadConfig reads locks/<lock>.config.json from the default branch with the
+// ConfigSnapshot is one read of the lock config.
+type ConfigSnapshot struct {
+	lockstate.Config
+	// Warnings explains every fallback to a default (safe to log).
+	Warnings []string
+	// Unavailable is true when the file could not be read at all and the
+	// whole config is the safe default, as opposed to a file that was read
+	// (and maybe found malformed). A caller that already holds a good
+	// snapshot may prefer to keep it.
+	Unavailable bool
+}
+
+// ReadConfig reads locks/<lock>.config.json from the default branch with the
 // fallback rules of spec §2.8: a missing file is the default config; an
 // unavailable one (transport, 401, 403, 408, 429, 5xx, exhausted budget) is the
-// default config plus a warning; a cancelled read and any other status (400,
-// 422, ...) are errors. Malformed content falls back with warnings from
-// lockstate.DecodeConfig.
-func (s *Store) LoadConfig(ctx context.Context) (lockstate.Config, []string, error) {
+// default config, a warning and Unavailable; a cancelled read and any other
+// status (400, 422, ...) are errors. Malformed content falls back with
+// warnings from lockstate.DecodeConfig.
+func (s *Store) ReadConfig(ctx context.Context) (ConfigSnapshot, error) {
 	data, _, err := s.readFile(ctx, s.ConfigPath(), "")
 	if err != nil {
 		if ctx.Err() != nil {
-			return lockstate.Config{}, nil, err
+			return ConfigSnapshot{}, err
 		}
 		if ghclient.IsNotFound(err) {
-			return lockstate.DefaultConfig(), nil, nil
+			return ConfigSnapshot{Config: lockstate.DefaultConfig()}, nil
 		}
 		switch st := ghclient.StatusOf(err); {
 		case st == 0, st == http.StatusUnauthorized, st == http.StatusForbidden,
 			st == http.StatusRequestTimeout, st == http.StatusTooManyRequests, st >= 500:
-			return lockstate.DefaultConfig(), []string{fmt.Sprintf(
-				"Unable to read lock config %s; using safe defaults (%v)", s.ConfigPath(), err)}, nil
+			return ConfigSnapshot{Config: lockstate.DefaultConfig(), Unavailable: true, Warnings: []string{fmt.Sprintf(
+				"Unable to read lock config %s; using safe defaults (%v)", s.ConfigPath(), err)}}, nil
 		default:
-			return lockstate.Config{}, nil, fmt.Errorf("read lock config %s: %w", s.ConfigPath(), err)
+			return ConfigSnapshot{}, fmt.Errorf("read lock config %s: %w", s.ConfigPath(), err)
 		}
 	}
 	cfg, warnings := lockstate.DecodeConfig(data)
-	return cfg, warnings, nil
+	return ConfigSnapshot{Config: cfg, Warnings: warnings}, nil
+}
+
+// LoadConfig is ReadConfig without the Unavailable flag.
+func (s *Store) LoadConfig(ctx context.Context) (lockstate.Config, []string, error) {
+	snap, err := s.ReadConfig(ctx)
+	return snap.Config, snap.Warnings, err
 }
 
 // EnsureBranch creates the state branch from the default branch's head when

@@ -142,12 +142,13 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	if !initial && q.now().Sub(q.cfgAt) < q.s.configTTL {
 		return nil
 	}
-	cfg, warnings, err := q.st.LoadConfig(ctx)
+	snap, err := q.st.ReadConfig(ctx)
 	if err != nil {
 		return err
 	}
+	cfg, warnings := snap.Config, snap.Warnings
 	q.cfgAt = q.now()
-	if !initial && unavailable(warnings) {
+	if !initial && snap.Unavailable {
 		q.a.Warning("Unable to refresh the lock config; keeping the previous snapshot until the next refresh.")
 		return nil
 	}
@@ -164,18 +165,6 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	}
 	q.cfg = cfg
 	return nil
-}
-
-// unavailable reports a config read that degraded to defaults because the
-// file could not be read (store.LoadConfig's "Unable to read" warning), as
-// opposed to a file that was read and found malformed.
-func unavailable(warnings []string) bool {
-	for _, w := range warnings {
-		if strings.HasPrefix(w, "Unable to read lock config") {
-			return true
-		}
-	}
-	return false
 }
 
 // touched records that this run's own lock state exists (or may): cleanup
