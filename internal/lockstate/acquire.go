@@ -47,6 +47,15 @@ type AcquireDecision struct {
 	Incident *Incident
 	// MigratedTo is the schema reached by a migration in this call, or 0.
 	MigratedTo int
+	// FencingToken (schema >= 6) is the caller's token when admitted or
+	// already a holder: admitted gets a fresh token larger than every token
+	// issued before, already-holder gets its stored token. 0 below schema 6
+	// and for every other outcome.
+	FencingToken int64
+	// Rank is, when queued, AdmissibleRank of the caller in the state this
+	// call evaluated (expired cooldowns pruned): how many admissible waiters
+	// are ahead of it, or -1 when it is blocked. 0 for other outcomes.
+	Rank int
 }
 
 // Acquire is the state logic of one iteration of the reference acquire loop
@@ -60,6 +69,15 @@ type AcquireDecision struct {
 // (a same-runner quarantine reclaim swaps a reservation for a holder); under
 // runner serialization one runner holds at most one slot or reservation and
 // admissions follow each runner's FIFO order. s is never modified.
+//
+// Schema 6 (see scanQueue and docs/state-schema.md): every admission,
+// including a reclaim, increments State.FencingToken and stamps the new
+// holder with it (AcquireDecision.FencingToken). An admission by the scan
+// increments the overtakes of every earlier waiter that could not have been
+// admitted instead (blocked on its runner); a waiter whose overtakes reached
+// cfg.MaxOvertakes stops the scan, so nobody behind it is admitted until it
+// is admitted or leaves. Both changes land in the admission's own write: the
+// caller is the only entry admitted, and a waiting poll still writes nothing.
 //
 // Divergences from the reference, by design: a poll whose only effect would
 // be pruning expired cooldowns or collapsing duplicate schema-2 queue entries
@@ -130,20 +148,40 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 
 	// Steps 9-10: admission.
 	free := FreeSlots(work, cfg)
+	sc := scanQueue(work, cfg, serialized)
 	reclaim := -1
-	if serialized && work.SchemaVersion >= 4 && free >= 0 && firstQueuedOnRunner(work, runner) == qi {
+	if sc.reclaim[qi] {
 		for i, r := range work.Reservations {
 			if r.State == ReservationQuarantine && r.RunnerID == runner {
 				reclaim = i
 			}
 		}
 	}
-	eligible := reclaim >= 0 || selected(work, free, serialized, qi)
+	eligible := reclaim >= 0 || (sc.rank[qi] >= 0 && sc.rank[qi] < free)
 	if (free > 0 || reclaim >= 0) && eligible {
 		holder := Holder{
 			Entry:      id.entry(work.SchemaVersion, now),
 			AcquiredAt: FormatTime(now),
 			ExpiresAt:  FormatTime(now.Add(req.Lease)),
+		}
+		if work.SchemaVersion >= FencedSchemaVersion {
+			if work.FencingToken >= MaxFencingToken {
+				return nil, AcquireDecision{}, newError(CodeInvalidFencingToken, fmt.Sprintf(
+					"acquire %s: the fencing counter is exhausted at %d", work.Lock, work.FencingToken))
+			}
+			work.FencingToken++
+			holder.FencingToken = work.FencingToken
+			dec.FencingToken = holder.FencingToken
+			if reclaim < 0 {
+				// Bounded overtaking: every earlier waiter this admission
+				// passes while it is blocked is overtaken once. The scan
+				// guarantees each was below cfg.MaxOvertakes.
+				for i := range qi {
+					if sc.blocked(i) {
+						work.Queue[i].Overtakes++
+					}
+				}
+			}
 		}
 		work.Queue = append(work.Queue[:qi:qi], work.Queue[qi+1:]...)
 		if reclaim >= 0 {
@@ -162,7 +200,7 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	}
 
 	// Step 11: queued.
-	dec.Outcome, dec.Position = OutcomeQueued, qi+1
+	dec.Outcome, dec.Position, dec.Rank = OutcomeQueued, qi+1, sc.rank[qi]
 	if !changed {
 		return s.Clone(), dec, nil
 	}
@@ -192,7 +230,7 @@ func acquireAsHolder(s, work *State, hi int, id Identity, serialized bool, now t
 			return nil, AcquireDecision{}, err
 		}
 	}
-	dec := AcquireDecision{Outcome: OutcomeAlreadyHolder}
+	dec := AcquireDecision{Outcome: OutcomeAlreadyHolder, FencingToken: h.FencingToken}
 	if id.JobID == "" || h.JobID != "" || h.RunAttempt != id.RunAttempt {
 		return s.Clone(), dec, nil
 	}
@@ -210,6 +248,8 @@ func acquireAsHolder(s, work *State, hi int, id Identity, serialized bool, now t
 // backfill a jobId; a newer attempt replaces the entry (keeping its queue
 // position). Without serialization there is no fence: the same attempt
 // backfills a jobId and a numerically newer canonical attempt replaces it.
+// A replacement keeps the stored overtakes with the queue position: a rerun
+// inherits its predecessor's fairness budget, it does not get a new one.
 func refreshEntry(stored, want Entry, id Identity, serialized bool, lock string) (Entry, error) {
 	if serialized {
 		verdict, err := admissionFence(stored, id, "queue entry", lock)
@@ -217,12 +257,14 @@ func refreshEntry(stored, want Entry, id Identity, serialized bool, lock string)
 			return Entry{}, err
 		}
 		if verdict == fenceNewer {
+			want.Overtakes = stored.Overtakes
 			return want, nil
 		}
 	} else {
 		if stored.RunAttempt != id.RunAttempt {
 			if isCanonicalPositiveDecimal(stored.RunAttempt) && isCanonicalPositiveDecimal(id.RunAttempt) &&
 				compareDecimal(id.RunAttempt, stored.RunAttempt) > 0 {
+				want.Overtakes = stored.Overtakes
 				return want, nil
 			}
 			return stored, nil
@@ -252,48 +294,78 @@ func dedupeQueue(q []Entry) []Entry {
 	return out
 }
 
-// firstQueuedOnRunner returns the index of the first queue entry on runner, or -1.
-func firstQueuedOnRunner(s *State, runner string) int {
-	for i, e := range s.Queue {
-		if e.RunnerID == runner {
-			return i
-		}
-	}
-	return -1
+// queueScan classifies every queue entry for admission. rank[i] >= 0 means
+// entry i is taken by the admission scan once rank[i] < freeSlots; -1 means
+// it is not (blocked, or admitted only by reclaim). reclaim[i] marks the
+// same-runner quarantine reclaim.
+type queueScan struct {
+	rank    []int
+	reclaim []bool
 }
 
-// selected reports whether queue index qi is among the entries admission may
-// take now. Without serialization that is the first free entries. With it,
-// the FIFO scan skips runners that already hold a slot or reservation (or
-// were picked earlier in the scan) and picks up to free distinct runners
-// (the reference selectEligibleQueueEntries).
-func selected(s *State, free int, serialized bool, qi int) bool {
-	if free <= 0 {
-		return false
-	}
+// blocked reports whether entry i waits for something other than a free
+// seat: an admission that passes it overtakes it.
+func (sc queueScan) blocked(i int) bool {
+	return sc.rank[i] < 0 && !sc.reclaim[i]
+}
+
+// scanQueue is the admission scan (the reference selectEligibleQueueEntries
+// plus this port's schema-6 barrier), evaluated for unlimited seats.
+//
+// Without serialization the rank is the queue index: the first freeSlots
+// entries are admitted, so nothing is ever passed.
+//
+// With serialization the scan walks the queue in FIFO order:
+//   - An entry that is the first queued on its runner, while that runner
+//     holds a quarantine and freeSlots >= 0, is reclaim-eligible (schema >=
+//     4): it swaps the quarantine for a holder without taking a seat, so it
+//     is neither ranked nor blocked, and no barrier stops it.
+//   - An entry whose runner holds a slot or a reservation, or was taken by
+//     an earlier entry of the scan, is blocked (-1). At schema 6 a blocked
+//     entry whose overtakes reached cfg.MaxOvertakes is a barrier: every
+//     entry behind it is -1 too (reclaim excepted).
+//   - Any other entry takes the next rank and marks its runner taken.
+func scanQueue(s *State, cfg Config, serialized bool) queueScan {
+	sc := queueScan{rank: make([]int, len(s.Queue)), reclaim: make([]bool, len(s.Queue))}
 	if !serialized {
-		return qi < free
+		for i := range s.Queue {
+			sc.rank[i] = i
+		}
+		return sc
 	}
 	occupied := map[string]bool{}
+	quarantined := map[string]bool{}
 	for _, h := range s.Holders {
 		occupied[h.RunnerID] = true
 	}
 	for _, r := range s.Reservations {
 		occupied[r.RunnerID] = true
+		if r.State == ReservationQuarantine {
+			quarantined[r.RunnerID] = true
+		}
 	}
-	picked := 0
+	canReclaim := s.SchemaVersion >= 4 && FreeSlots(s, cfg) >= 0
+	fair := s.SchemaVersion >= FencedSchemaVersion
+	seen := map[string]bool{}
+	barred := false
+	next := 0
 	for i, e := range s.Queue {
-		if picked >= free {
-			return false
+		sc.rank[i] = -1
+		first := !seen[e.RunnerID]
+		seen[e.RunnerID] = true
+		switch {
+		case canReclaim && first && quarantined[e.RunnerID]:
+			sc.reclaim[i] = true
+		case barred:
+		case occupied[e.RunnerID]:
+			if fair && e.Overtakes >= cfg.MaxOvertakes {
+				barred = true
+			}
+		default:
+			sc.rank[i] = next
+			next++
+			occupied[e.RunnerID] = true
 		}
-		if occupied[e.RunnerID] {
-			continue
-		}
-		if i == qi {
-			return true
-		}
-		occupied[e.RunnerID] = true
-		picked++
 	}
-	return false
+	return sc
 }

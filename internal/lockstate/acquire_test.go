@@ -354,9 +354,12 @@ func TestAcquireInvalidLeaseAndNilState(t *testing.T) {
 
 func TestAcquireQueueThenPollIsStable(t *testing.T) {
 	t.Parallel()
-	for schema := 2; schema <= 5; schema++ {
+	for schema := 2; schema <= MaxSchemaVersion; schema++ {
 		s := stateAt(schema)
 		s.Holders = []Holder{holderFor(ident(9, "r9"), schema)}
+		if schema >= FencedSchemaVersion {
+			s.FencingToken, s.Holders[0].FencingToken = 1, 1
+		}
 		cfg := DefaultConfig()
 		s1, d1, err := Acquire(s, cfg, AcquireRequest{Identity: ident(1, "r1"), Lease: lease}, t0)
 		require.NoError(t, err)

@@ -12,10 +12,19 @@ import (
 
 // MaxSchemaVersion is the newest state schema this package reads and writes.
 // A document with a larger integer schemaVersion fails closed with
-// CodeNewerSchema. Raising it (schema 6: fencing tokens and a bounded
-// overtaking counter) means: new State fields, a new branch in decodeState
-// and stableState, a 5 -> 6 step in migrate.go, and golden files.
-const MaxSchemaVersion = 5
+// CodeNewerSchema. Raising it (schema 7) means: new State fields, a new
+// branch in decodeState, validateState and stableState, a 6 -> 7 step in
+// migrate.go gated by a config flag, golden files, and docs/state-schema.md.
+const MaxSchemaVersion = 6
+
+// FencedSchemaVersion is the first schema with fencing tokens and bounded
+// overtaking (config fencedAdmission).
+const FencedSchemaVersion = 6
+
+// MaxFencingToken is the largest fencing token (and overtakes count) a
+// state may hold: JavaScript's Number.MAX_SAFE_INTEGER, so every value
+// survives a JavaScript JSON round trip exactly.
+const MaxFencingToken int64 = 1<<53 - 1
 
 // DefaultSchemaVersion is the schema a missing state file starts at and the
 // schema schema-1 documents are normalized to on read.
@@ -37,19 +46,25 @@ const (
 // A State returned by Decode or by a transition is valid: Encode accepts it
 // and Decode(Encode(s)) equals it. Holders and Queue are never nil;
 // Reservations is non-nil exactly when SchemaVersion >= 4. Fields that do not
-// exist at the state's schema (RunnerID below 3) are empty.
+// exist at the state's schema (RunnerID below 3, the fencing fields below 6)
+// are empty or zero.
 type State struct {
 	SchemaVersion  int
 	Lock           string
 	Holders        []Holder
 	Queue          []Entry
 	Reservations   []Reservation // schema >= 4
-	ActiveIncident *Incident     // schema 5 (nil = JSON null)
-	UpdatedAt      string        // as read; Encode writes what is in it
+	ActiveIncident *Incident     // schema >= 5 (nil = JSON null)
+	// FencingToken (schema >= 6) is the last fencing token issued, 0 before
+	// the first admission. It never decreases: every admission increments it
+	// and stamps the new holder with the result; no other transition
+	// changes it.
+	FencingToken int64
+	UpdatedAt    string // as read; Encode writes what is in it
 }
 
-// Entry is one queued request. All fields are strings exactly as stored;
-// RunnerID is set only at schema >= 3 and JobID only when proven.
+// Entry is one queued request. The identity fields are strings exactly as
+// stored; RunnerID is set only at schema >= 3 and JobID only when proven.
 type Entry struct {
 	HolderID   string
 	Repository string
@@ -61,6 +76,11 @@ type Entry struct {
 	QueuedAt   string
 	RunnerID   string
 	JobID      string
+	// Overtakes (schema >= 6, queue entries only) counts the admissions that
+	// passed this waiting entry while it was blocked. At cfg.MaxOvertakes
+	// the entry becomes a barrier: nothing behind it is admitted by the
+	// scan until it is admitted or leaves. Always 0 in a Holder.
+	Overtakes int
 }
 
 // Holder is an admitted entry occupying one slot until ExpiresAt (a lease
@@ -70,6 +90,11 @@ type Holder struct {
 	Entry
 	AcquiredAt string
 	ExpiresAt  string
+	// FencingToken (schema >= 6) is the token this admission was issued:
+	// unique among holders, in 1..State.FencingToken. A later admission of
+	// the same holderId (after a release) gets a larger token, so the token
+	// tells which admission is current.
+	FencingToken int64
 }
 
 // Reservation (schema >= 4) keeps a slot occupied after its holder left:
@@ -160,9 +185,11 @@ func (s *State) canonicalize() {
 }
 
 // Decode parses, normalizes and validates a state document with every
-// fail-closed rule of the reference normalizeState (spec §2.3). Schema 1 is
-// normalized to schema 2; unknown fields are dropped. Every failure is an
-// *Error; nothing is repaired.
+// fail-closed rule of the reference normalizeState (spec §2.3, rules 1-19)
+// plus this port's schema-6 rules 20-23 (docs/state-schema.md). Schema 1 is
+// normalized to schema 2; unknown fields are dropped (below schema 6 that
+// includes fencingToken and overtakes). Every failure is an *Error; nothing
+// is repaired.
 func Decode(data []byte, opts DecodeOptions) (*State, error) {
 	if opts.Lock == "" {
 		return nil, newError(CodeInvalidLockName, "decode lock state: expected lock name is empty")
@@ -222,6 +249,16 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 	incidentRaw, hasIncident := obj["activeIncident"]
 	if schema >= 5 && !hasIncident {
 		return fail(CodeMissingActiveIncident, "schema %d state must contain activeIncident (null or an incident)", schema)
+	}
+	// Rule 20 (schema 6): the fencing counter.
+	var counter int64
+	if schema >= FencedSchemaVersion {
+		v, has := obj["fencingToken"]
+		n, ok := safeInteger(v)
+		if !has || !ok {
+			return fail(CodeInvalidFencingToken, "schema %d requires fencingToken, a non-negative integer up to %d", schema, MaxFencingToken)
+		}
+		counter = n
 	}
 	// Rule 9.
 	if schema >= 4 {
@@ -291,9 +328,10 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 		Lock:          lock,
 		Holders:       make([]Holder, 0, len(holderMaps)),
 		Queue:         make([]Entry, 0, len(queueMaps)),
+		FencingToken:  counter,
 		UpdatedAt:     coerce(obj["updatedAt"]),
 	}
-	// Rules 15 and 16.
+	// Rules 15, 16, 21 and 23.
 	for i, m := range holderMaps {
 		e, err := normalizeEntry(m, effective, nowStr, "holder", i, lock)
 		if err != nil {
@@ -303,12 +341,27 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 		if acquired == "" {
 			acquired = nowStr
 		}
-		s.Holders = append(s.Holders, Holder{Entry: e, AcquiredAt: acquired, ExpiresAt: coerce(m["expiresAt"])})
+		h := Holder{Entry: e, AcquiredAt: acquired, ExpiresAt: coerce(m["expiresAt"])}
+		if effective >= FencedSchemaVersion {
+			n, ok := safeInteger(m["fencingToken"])
+			if !ok || n < 1 {
+				return fail(CodeInvalidFencingToken, "holder %d (%s) needs fencingToken, a positive integer up to %d", i, e.HolderID, MaxFencingToken)
+			}
+			h.FencingToken = n
+		}
+		s.Holders = append(s.Holders, h)
 	}
 	for i, m := range queueMaps {
 		e, err := normalizeEntry(m, effective, nowStr, "queue entry", i, lock)
 		if err != nil {
 			return nil, err
+		}
+		if effective >= FencedSchemaVersion {
+			n, ok := safeInteger(m["overtakes"])
+			if !ok {
+				return fail(CodeInvalidOvertakes, "queue entry %d (%s) needs overtakes, a non-negative integer up to %d", i, e.HolderID, MaxFencingToken)
+			}
+			e.Overtakes = int(n)
 		}
 		s.Queue = append(s.Queue, e)
 	}
@@ -338,7 +391,7 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 		}
 		origin = o
 	}
-	// Rules 17 (field checks), 18 and 19.
+	// Rules 17 (field checks), 18, 19 and 22.
 	if err := validateState(s, origin); err != nil {
 		return nil, err
 	}
@@ -394,6 +447,21 @@ func describeSchema(v any) string {
 	}
 }
 
+// safeInteger accepts a JSON number whose value is an integer in
+// 0..MaxFencingToken (as JavaScript would read it: 3.0 and 3e0 are 3).
+// Strings, booleans, null and a missing value are refused.
+func safeInteger(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) || f < 0 || f > float64(MaxFencingToken) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
 // coerce is the reference's `String(value || "")`: falsy values become "".
 func coerce(v any) string {
 	if !jsTruthy(v) {
@@ -436,6 +504,9 @@ func checkMirror(mirror map[string]any, holders []map[string]any, schema int, lo
 	_, bJob := mirror["jobId"]
 	if aJob || bJob {
 		fields = append(append([]string{}, fields...), "jobId")
+	}
+	if schema >= FencedSchemaVersion {
+		fields = append(append([]string{}, fields...), "fencingToken")
 	}
 	for _, f := range fields {
 		if coerce(first[f]) != coerce(mirror[f]) {
@@ -528,8 +599,10 @@ func normalizeIncident(v any, lock string) (*Incident, error) {
 // Encode returns the exact bytes the reference writes for s:
 // JSON.stringify(stableState(s), null, 2) + "\n". It validates s first and
 // never encodes an invalid state. Schemas 1 and 2 are written as 2, without
-// runnerId. UpdatedAt is written as is; transitions that change the state set
-// it to the transition's now.
+// runnerId. Schema 6, which the reference cannot read, adds fencingToken as
+// the last key of each holder and before updatedAt at the top level, and
+// overtakes as the last key of each queue entry. UpdatedAt is written as is;
+// transitions that change the state set it to the transition's now.
 func Encode(s *State) ([]byte, error) {
 	if s == nil {
 		return nil, newError(CodeInvalidState, "encode lock state: state is nil")
@@ -553,7 +626,11 @@ func stableState(s *State) jsonObject {
 	}
 	queue := make(jsonArray, 0, len(s.Queue))
 	for _, e := range s.Queue {
-		queue = append(queue, entryNode(e, schema, nil))
+		o := entryNode(e, schema, nil)
+		if schema >= FencedSchemaVersion {
+			o = append(o, jsonMember{"overtakes", jsonInt(e.Overtakes)})
+		}
+		queue = append(queue, o)
 	}
 	doc := jsonObject{
 		{"schemaVersion", jsonInt(schema)},
@@ -575,6 +652,9 @@ func stableState(s *State) jsonObject {
 			inc = incidentNode(s.ActiveIncident)
 		}
 		doc = append(doc, jsonMember{"activeIncident", inc})
+	}
+	if schema >= FencedSchemaVersion {
+		doc = append(doc, jsonMember{"fencingToken", jsonInt(s.FencingToken)})
 	}
 	return append(doc, jsonMember{"updatedAt", jsonString(s.UpdatedAt)})
 }
@@ -602,8 +682,14 @@ func entryNode(e Entry, schema int, holder *Holder) jsonObject {
 	return o
 }
 
+// holderNode writes a holder: the entry keys with acquiredAt and expiresAt
+// after queuedAt, then (schema >= 6) fencingToken as the last key.
 func holderNode(h Holder, schema int) jsonObject {
-	return entryNode(h.Entry, schema, &h)
+	o := entryNode(h.Entry, schema, &h)
+	if schema >= FencedSchemaVersion {
+		o = append(o, jsonMember{"fencingToken", jsonInt(h.FencingToken)})
+	}
+	return o
 }
 
 // reservationNode writes the reservation key order chosen for this port

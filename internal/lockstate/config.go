@@ -21,24 +21,41 @@ const (
 	DefaultReleaseCooldownSeconds = 360
 	// MaxReleaseCooldownSeconds bounds releaseCooldownSeconds (one day).
 	MaxReleaseCooldownSeconds = 86400
+	// DefaultMaxOvertakes is how often a blocked waiter may be passed at
+	// schema 6 when the config does not say (or cannot be trusted).
+	DefaultMaxOvertakes = 2
+	// MaxOvertakesCap bounds maxOvertakes.
+	MaxOvertakesCap = 100
 )
 
 // Config is the per-lock configuration locks/<lock>.config.json.
 // The effective protections are stronger than the flags: state that already
 // reached a schema keeps its protections when flags are turned off (see
 // EffectiveRunnerSerialization).
+//
+// The zero value of the two schema-6 fields is valid: FencedAdmission false
+// never migrates, and MaxOvertakes 0 means strict FIFO once the state is at
+// schema 6. DecodeConfig and DefaultConfig use DefaultMaxOvertakes.
 type Config struct {
 	MaxHolders             int
 	RunnerSerialization    bool
 	ResourceLifecycle      bool
 	AccountHealth          bool
 	ReleaseCooldownSeconds int
+	// FencedAdmission (requires AccountHealth) migrates a drained schema-5
+	// lock to schema 6: fencing tokens and bounded overtaking. One-way:
+	// turning it off later keeps schema 6.
+	FencedAdmission bool
+	// MaxOvertakes (0..MaxOvertakesCap) bounds how many admissions may pass
+	// one blocked waiter at schema 6. It has no effect below schema 6.
+	MaxOvertakes int
 }
 
 // DefaultConfig returns the safe defaults used for a missing or untrusted
-// config: {1, false, false, false, 360}.
+// config: maxHolders 1, every flag off, releaseCooldownSeconds 360,
+// maxOvertakes 2.
 func DefaultConfig() Config {
-	return Config{MaxHolders: DefaultMaxHolders, ReleaseCooldownSeconds: DefaultReleaseCooldownSeconds}
+	return Config{MaxHolders: DefaultMaxHolders, ReleaseCooldownSeconds: DefaultReleaseCooldownSeconds, MaxOvertakes: DefaultMaxOvertakes}
 }
 
 // validate reports whether c is within the ranges DecodeConfig produces.
@@ -52,6 +69,10 @@ func (c Config) validate() error {
 		return newError(CodeInvalidConfig, "validate lock config: resourceLifecycle requires runnerSerialization")
 	case c.AccountHealth && !c.ResourceLifecycle:
 		return newError(CodeInvalidConfig, "validate lock config: accountHealth requires resourceLifecycle")
+	case c.FencedAdmission && !c.AccountHealth:
+		return newError(CodeInvalidConfig, "validate lock config: fencedAdmission requires accountHealth")
+	case c.MaxOvertakes < 0 || c.MaxOvertakes > MaxOvertakesCap:
+		return newError(CodeInvalidConfig, fmt.Sprintf("validate lock config: maxOvertakes %d is outside 0..%d", c.MaxOvertakes, MaxOvertakesCap))
 	}
 	return nil
 }
@@ -62,9 +83,12 @@ func (c Config) validate() error {
 //   - maxHolders not an integer 1..64 (a digit string such as "4" is accepted):
 //     1, other keys kept.
 //   - releaseCooldownSeconds not an integer 0..86400: 360, other keys kept.
-//   - runnerSerialization, resourceLifecycle or accountHealth not a JSON
-//     boolean, or enabled without its prerequisite: the entire config is
-//     the defaults.
+//   - maxOvertakes not an integer 0..100 (a JSON number; strings are
+//     refused): 2, other keys kept.
+//   - runnerSerialization, resourceLifecycle, accountHealth or
+//     fencedAdmission not a JSON boolean, or enabled without its
+//     prerequisite (the chain runnerSerialization <- resourceLifecycle <-
+//     accountHealth <- fencedAdmission): the entire config is the defaults.
 //
 // A missing key takes its default silently. Reading the file (404 means
 // defaults silently; transport, 401, 403, 408, 429 and 5xx mean defaults
@@ -101,6 +125,14 @@ func DecodeConfig(data []byte) (Config, []string) {
 			warnings = append(warnings, fmt.Sprintf("lock config releaseCooldownSeconds must be an integer from 0 through %d; using %d", MaxReleaseCooldownSeconds, DefaultReleaseCooldownSeconds))
 		}
 	}
+	if v, ok := obj["maxOvertakes"]; ok {
+		n, valid := configInteger(v, false)
+		if valid && n >= 0 && n <= MaxOvertakesCap {
+			cfg.MaxOvertakes = int(n)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("lock config maxOvertakes must be an integer from 0 through %d; using %d", MaxOvertakesCap, DefaultMaxOvertakes))
+		}
+	}
 	flags := []struct {
 		key     string
 		dst     *bool
@@ -110,6 +142,7 @@ func DecodeConfig(data []byte) (Config, []string) {
 		{"runnerSerialization", &cfg.RunnerSerialization, nil, ""},
 		{"resourceLifecycle", &cfg.ResourceLifecycle, &cfg.RunnerSerialization, "runnerSerialization"},
 		{"accountHealth", &cfg.AccountHealth, &cfg.ResourceLifecycle, "resourceLifecycle"},
+		{"fencedAdmission", &cfg.FencedAdmission, &cfg.AccountHealth, "accountHealth"},
 	}
 	for _, f := range flags {
 		v, ok := obj[f.key]

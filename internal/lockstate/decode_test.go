@@ -69,6 +69,12 @@ func baseDoc(schema int) map[string]any {
 	if schema >= 5 {
 		doc["activeIncident"] = mapIncident()
 	}
+	if schema >= 6 {
+		h["fencingToken"] = 7
+		doc["holder"].(map[string]any)["fencingToken"] = 7
+		doc["queue"].([]any)[0].(map[string]any)["overtakes"] = 1
+		doc["fencingToken"] = 9
+	}
 	return doc
 }
 
@@ -105,7 +111,7 @@ func TestDecodeFailClosedRules(t *testing.T) {
 		{name: "rule 3 zero schema", schema: 2, mutate: func(d map[string]any) { d["schemaVersion"] = 0 }, want: CodeUnsupportedSchema},
 		{name: "rule 3 fractional schema", schema: 2, mutate: func(d map[string]any) { d["schemaVersion"] = 2.5 }, want: CodeUnsupportedSchema},
 		{name: "rule 3 null schema", schema: 2, mutate: func(d map[string]any) { d["schemaVersion"] = nil }, want: CodeUnsupportedSchema},
-		{name: "rule 3 newer schema", schema: 5, mutate: func(d map[string]any) { d["schemaVersion"] = 6 }, want: CodeNewerSchema},
+		{name: "rule 3 newer schema", schema: 6, mutate: func(d map[string]any) { d["schemaVersion"] = 7 }, want: CodeNewerSchema},
 		{name: "rule 3 far newer schema", schema: 5, mutate: func(d map[string]any) { d["schemaVersion"] = 1e20 }, want: CodeNewerSchema},
 		{name: "rule 4 queue object", schema: 2, mutate: func(d map[string]any) { d["queue"] = map[string]any{} }, want: CodeInvalidQueue},
 		{name: "rule 4 queue null", schema: 1, mutate: func(d map[string]any) { d["queue"] = nil }, want: CodeInvalidQueue},
@@ -194,6 +200,37 @@ func TestDecodeFailClosedRules(t *testing.T) {
 		{name: "rule 19 holder and reservation on one runner", schema: 5, mutate: func(d map[string]any) {
 			d["reservations"] = []any{mapReservation("res1", "r1", ReservationQuarantine)}
 		}, want: CodeRunnerConflict},
+		{name: "rule 20 counter missing", schema: 6, mutate: func(d map[string]any) { delete(d, "fencingToken") }, want: CodeInvalidFencingToken},
+		{name: "rule 20 counter null", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = nil }, want: CodeInvalidFencingToken},
+		{name: "rule 20 counter string", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = "9" }, want: CodeInvalidFencingToken},
+		{name: "rule 20 counter negative", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = -1 }, want: CodeInvalidFencingToken},
+		{name: "rule 20 counter fraction", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = 9.5 }, want: CodeInvalidFencingToken},
+		{name: "rule 20 counter beyond safe integer", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = float64(1 << 53) }, want: CodeInvalidFencingToken},
+		{name: "rule 21 holder token missing", schema: 6, mutate: func(d map[string]any) {
+			delete(holders(d)[0].(map[string]any), "fencingToken")
+			delete(d["holder"].(map[string]any), "fencingToken")
+		}, want: CodeInvalidFencingToken},
+		{name: "rule 21 holder token zero", schema: 6, mutate: func(d map[string]any) {
+			holders(d)[0].(map[string]any)["fencingToken"] = 0
+			d["holder"].(map[string]any)["fencingToken"] = 0
+		}, want: CodeInvalidFencingToken},
+		{name: "rule 21 holder token string", schema: 6, mutate: func(d map[string]any) {
+			holders(d)[0].(map[string]any)["fencingToken"] = "7"
+			d["holder"].(map[string]any)["fencingToken"] = "7"
+		}, want: CodeInvalidFencingToken},
+		{name: "rule 13 mirror token differs", schema: 6, mutate: func(d map[string]any) { d["holder"].(map[string]any)["fencingToken"] = 8 }, want: CodeHolderMirrorMismatch},
+		{name: "rule 13 mirror token missing", schema: 6, mutate: func(d map[string]any) { delete(d["holder"].(map[string]any), "fencingToken") }, want: CodeHolderMirrorMismatch},
+		{name: "rule 22 token ahead of counter", schema: 6, mutate: func(d map[string]any) { d["fencingToken"] = 6 }, want: CodeFencingTokenAhead},
+		{name: "rule 22 duplicate token", schema: 6, mutate: func(d map[string]any) {
+			h := mapEntry("h2", "r4", true)
+			h["fencingToken"] = 7
+			d["holders"] = append(holders(d), h)
+		}, want: CodeDuplicateFencingToken},
+		{name: "rule 23 overtakes missing", schema: 6, mutate: func(d map[string]any) { delete(d["queue"].([]any)[0].(map[string]any), "overtakes") }, want: CodeInvalidOvertakes},
+		{name: "rule 23 overtakes negative", schema: 6, mutate: func(d map[string]any) { d["queue"].([]any)[0].(map[string]any)["overtakes"] = -1 }, want: CodeInvalidOvertakes},
+		{name: "rule 23 overtakes string", schema: 6, mutate: func(d map[string]any) { d["queue"].([]any)[0].(map[string]any)["overtakes"] = "1" }, want: CodeInvalidOvertakes},
+		{name: "rule 23 overtakes null", schema: 6, mutate: func(d map[string]any) { d["queue"].([]any)[0].(map[string]any)["overtakes"] = nil }, want: CodeInvalidOvertakes},
+		{name: "rule 23 overtakes fraction", schema: 6, mutate: func(d map[string]any) { d["queue"].([]any)[0].(map[string]any)["overtakes"] = 0.5 }, want: CodeInvalidOvertakes},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,6 +248,93 @@ func TestDecodeFailClosedRules(t *testing.T) {
 				opts.Lock = testLock
 			}
 			_, err := Decode(data, opts)
+			requireCode(t, err, c.want)
+		})
+	}
+}
+
+func TestDecodeSchema6Values(t *testing.T) {
+	t.Parallel()
+	d := baseDoc(6)
+	d["fencingToken"] = 9.0
+	d["queue"].([]any)[0].(map[string]any)["overtakes"] = 2e0
+	s, err := Decode(rawJSON(t, d), DecodeOptions{Lock: testLock})
+	require.NoError(t, err)
+	assert.Equal(t, int64(9), s.FencingToken)
+	assert.Equal(t, int64(7), s.Holders[0].FencingToken)
+	assert.Equal(t, 2, s.Queue[0].Overtakes)
+	assert.Equal(t, int64(7), FencingToken(s, "h1"))
+	assert.Equal(t, int64(0), FencingToken(s, "q1"))
+	assert.Equal(t, 2, Overtakes(s, "q1"))
+	assert.Equal(t, 0, Overtakes(s, "h1"))
+	mustEncodeDecode(t, s)
+
+	d = baseDoc(6)
+	d["fencingToken"] = float64(MaxFencingToken)
+	s, err = Decode(rawJSON(t, d), DecodeOptions{Lock: testLock})
+	require.NoError(t, err)
+	assert.Equal(t, MaxFencingToken, s.FencingToken)
+	mustEncodeDecode(t, s)
+}
+
+// Below schema 6 the schema-6 keys are unknown fields: dropped on read and
+// never written, exactly like every other unknown field.
+func TestDecodeDropsFencingKeysBelowSchema6(t *testing.T) {
+	t.Parallel()
+	for schema := 2; schema < FencedSchemaVersion; schema++ {
+		d := baseDoc(schema)
+		d["fencingToken"] = "not even a number"
+		d["holders"].([]any)[0].(map[string]any)["fencingToken"] = -3
+		d["holder"].(map[string]any)["fencingToken"] = 99
+		d["queue"].([]any)[0].(map[string]any)["overtakes"] = "x"
+		s, err := Decode(rawJSON(t, d), DecodeOptions{Lock: testLock})
+		require.NoError(t, err, "schema %d", schema)
+		assert.Zero(t, s.FencingToken)
+		assert.Zero(t, s.Holders[0].FencingToken)
+		assert.Zero(t, s.Queue[0].Overtakes)
+		data, err := Encode(s)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "fencingToken")
+		assert.NotContains(t, string(data), "overtakes")
+	}
+}
+
+func TestEncodeRefusesInconsistentFencing(t *testing.T) {
+	t.Parallel()
+	a, b := ident(1, "r1"), ident(2, "r2")
+	cases := []struct {
+		name   string
+		mutate func(s *State)
+		want   Code
+	}{
+		{"counter below schema 6", func(s *State) { s.SchemaVersion = 5; s.Holders[0].FencingToken = 0; s.Holders[1].FencingToken = 0 }, CodeInvalidState},
+		{"holder token below schema 6", func(s *State) { s.SchemaVersion = 5; s.FencingToken = 0; s.Holders[1].FencingToken = 0 }, CodeInvalidState},
+		{"overtakes below schema 6", func(s *State) {
+			s.SchemaVersion = 5
+			s.FencingToken, s.Holders[0].FencingToken, s.Holders[1].FencingToken = 0, 0, 0
+			s.Queue = []Entry{entryFor(ident(3, "r3"), 5)}
+			s.Queue[0].Overtakes = 1
+		}, CodeInvalidState},
+		{"holder with overtakes", func(s *State) { s.Holders[0].Overtakes = 1 }, CodeInvalidState},
+		{"negative counter", func(s *State) { s.FencingToken = -1 }, CodeInvalidFencingToken},
+		{"counter beyond safe integer", func(s *State) { s.FencingToken = MaxFencingToken + 1 }, CodeInvalidFencingToken},
+		{"zero holder token", func(s *State) { s.Holders[0].FencingToken = 0 }, CodeInvalidFencingToken},
+		{"token ahead", func(s *State) { s.Holders[0].FencingToken = 6 }, CodeFencingTokenAhead},
+		{"duplicate token", func(s *State) { s.Holders[1].FencingToken = 4 }, CodeDuplicateFencingToken},
+		{"negative overtakes", func(s *State) {
+			s.Queue = []Entry{entryFor(ident(3, "r3"), 6)}
+			s.Queue[0].Overtakes = -1
+		}, CodeInvalidOvertakes},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := stateAt(6)
+			s.FencingToken = 5
+			s.Holders = []Holder{holderTok(a, 6, 4), holderTok(b, 6, 5)}
+			mustEncodeDecode(t, s)
+			c.mutate(s)
+			_, err := Encode(s)
 			requireCode(t, err, c.want)
 		})
 	}

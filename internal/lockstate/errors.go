@@ -61,6 +61,18 @@ const (
 	// CodeInvalidState is an in-memory State that no reference client could
 	// have written (for example reservations below schema 4); Encode refuses it.
 	CodeInvalidState Code = "invalid-state"
+	// CodeInvalidFencingToken is rules 20 and 21 (schema 6): the top-level
+	// fencingToken is missing or not an integer in 0..MaxFencingToken, or a
+	// holder's is missing or not an integer in 1..MaxFencingToken.
+	CodeInvalidFencingToken Code = "invalid-fencing-token"
+	// CodeFencingTokenAhead is rule 22 (schema 6): a holder carries a token
+	// larger than the top-level counter, so the counter went backwards.
+	CodeFencingTokenAhead Code = "fencing-token-ahead-of-counter"
+	// CodeDuplicateFencingToken is rule 22 (schema 6): two holders share a token.
+	CodeDuplicateFencingToken Code = "duplicate-fencing-token"
+	// CodeInvalidOvertakes is rule 23 (schema 6): a queue entry's overtakes is
+	// missing or not an integer in 0..MaxFencingToken.
+	CodeInvalidOvertakes Code = "invalid-overtakes"
 )
 
 // Transition refusal codes (spec §2.4, §2.5, §2.6, §3.5, §3.7, §4.3, §4.4).

@@ -26,6 +26,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"lock":"` + testLock + `","holder":null}`))
 	f.Add([]byte(`{"schemaVersion":7,"lock":"` + testLock + `"}`))
+	f.Add([]byte(`{"schemaVersion":6,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[],"reservations":[],"activeIncident":null,"fencingToken":0,"updatedAt":""}`))
+	f.Add([]byte(`{"schemaVersion":6,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[{"holderId":"q","runnerId":"r","overtakes":1e0}],"reservations":[],"activeIncident":null,"fencingToken":9007199254740991}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Decode(data, DecodeOptions{Lock: testLock})
 		if err != nil {
@@ -44,7 +46,8 @@ func FuzzDecode(f *testing.F) {
 }
 
 func FuzzDecodeConfig(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"maxHolders":2}`, `{"maxHolders":"4","runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`, `[]`, `nope`, `{"maxHolders":65,"releaseCooldownSeconds":-1}`} {
+	for _, seed := range []string{`{}`, `{"maxHolders":2}`, `{"maxHolders":"4","runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`, `[]`, `nope`, `{"maxHolders":65,"releaseCooldownSeconds":-1}`,
+		`{"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"maxOvertakes":0}`, `{"fencedAdmission":true,"maxOvertakes":"3"}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -22,6 +22,7 @@ var goldenCases = []struct{ in, want string }{
 	{"schema3.json", "schema3.json"},
 	{"schema4.json", "schema4.json"},
 	{"schema5.json", "schema5.json"},
+	{"schema6.json", "schema6.json"},
 }
 
 // TestGolden is not parallel at the top level only so that UPDATE_GOLDEN
@@ -71,4 +72,22 @@ func TestGoldenSchemaShapes(t *testing.T) {
 	s5 := read("schema5.json")
 	require.NotNil(t, s5.ActiveIncident)
 	assert.Equal(t, "incident-8cb194c5fd817c144b8c5f25", s5.ActiveIncident.IncidentID)
+	assert.Zero(t, s5.FencingToken)
+
+	// schema6.json: tokens 41 and 43 held, 42 and 44 issued to admissions
+	// that have since left; the windows waiter is blocked by the windows
+	// holder and was passed twice (by the linux admission among others).
+	s6 := read("schema6.json")
+	assert.Equal(t, int64(44), s6.FencingToken)
+	assert.Equal(t, int64(41), FencingToken(s6, s6.Holders[0].HolderID))
+	assert.Equal(t, int64(43), FencingToken(s6, s6.Holders[1].HolderID))
+	win, mac := s6.Queue[0].HolderID, s6.Queue[1].HolderID
+	assert.Equal(t, 2, Overtakes(s6, win))
+	assert.Equal(t, 0, Overtakes(s6, mac))
+	fenced := Config{MaxHolders: 4, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, FencedAdmission: true, MaxOvertakes: 2}
+	assert.Equal(t, 1, FreeSlots(s6, fenced), "4 seats: 2 holders + 1 quarantine")
+	assert.Equal(t, -1, AdmissibleRank(s6, fenced, win), "blocked by the windows holder")
+	assert.Equal(t, -1, AdmissibleRank(s6, fenced, mac), "behind a waiter overtaken maxOvertakes times")
+	fenced.MaxOvertakes = 3
+	assert.Equal(t, 0, AdmissibleRank(s6, fenced, mac), "with budget left the mac waiter may pass")
 }

@@ -98,3 +98,50 @@ func finish(s *State, now time.Time) (*State, error) {
 	}
 	return s, nil
 }
+
+// FencingToken returns the fencing token of holderID's admission, or 0 when
+// holderID holds no slot or the state is below schema 6. A step that
+// recorded its token at admission can compare it with this value on a fresh
+// read: a different (larger) token or 0 means its admission is no longer
+// current.
+func FencingToken(s *State, holderID string) int64 {
+	if i := HolderIndex(s, holderID); i >= 0 {
+		return s.Holders[i].FencingToken
+	}
+	return 0
+}
+
+// Overtakes returns how many admissions passed holderID's queue entry while
+// it was blocked (schema 6), or 0 when it is not queued or the state is
+// below schema 6.
+func Overtakes(s *State, holderID string) int {
+	if p := QueuePosition(s, holderID); p > 0 {
+		return s.Queue[p-1].Overtakes
+	}
+	return 0
+}
+
+// AdmissibleRank returns how many admissible waiters are ahead of
+// holderID's queue entry in the admission scan, or -1 when it is not queued
+// or cannot be admitted now whatever the number of free seats: an active
+// incident (schema 5), its runner holds a slot or a reservation, an earlier
+// entry on its runner waits, or (schema 6) it is behind a waiter that has
+// been overtaken maxOvertakes times. 0 means its next Acquire admits it as
+// soon as one seat is free; in general it is admitted iff rank <
+// FreeSlots(s, cfg). A same-runner quarantine reclaim needs no free seat and
+// ranks 0.
+//
+// Like FreeSlots it reads reservations as stored: call it on a state
+// returned by a transition or by PruneExpiredCooldowns. AcquireDecision.Rank
+// already carries it for a queued caller.
+func AdmissibleRank(s *State, cfg Config, holderID string) int {
+	qi := QueuePosition(s, holderID) - 1
+	if qi < 0 || (s.SchemaVersion >= 5 && s.ActiveIncident != nil) {
+		return -1
+	}
+	sc := scanQueue(s, cfg, EffectiveRunnerSerialization(s, cfg))
+	if sc.reclaim[qi] {
+		return 0
+	}
+	return sc.rank[qi]
+}

@@ -35,6 +35,13 @@ func holderFor(id Identity, schema int) Holder {
 	return Holder{Entry: id.entry(schema, t0), AcquiredAt: FormatTime(t0), ExpiresAt: FormatTime(t0.Add(time.Hour))}
 }
 
+// holderTok is holderFor with a schema-6 fencing token.
+func holderTok(id Identity, schema int, token int64) Holder {
+	h := holderFor(id, schema)
+	h.FencingToken = token
+	return h
+}
+
 func quarantineOn(id, runner string) Reservation {
 	return Reservation{
 		ReservationID: id, HolderID: "Ambiguous-Interactive/repo:9:job:default", Repository: "Ambiguous-Interactive/repo",

@@ -18,7 +18,7 @@ type (
 	jsonObject []jsonMember
 	jsonArray  []jsonNode
 	jsonString string
-	jsonInt    int
+	jsonInt    int64
 	jsonNull   struct{}
 )
 
@@ -53,7 +53,7 @@ func writeNode(b *strings.Builder, n jsonNode, indent, prefix string) {
 	case jsonNull:
 		b.WriteString("null")
 	case jsonInt:
-		b.WriteString(strconv.Itoa(int(v)))
+		b.WriteString(strconv.FormatInt(int64(v), 10))
 	case jsonString:
 		writeJSString(b, string(v))
 	case jsonArray:

@@ -2,6 +2,7 @@ package lockstate
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,16 +10,24 @@ import (
 	"pgregory.net/rapid"
 )
 
-// configs are the valid lock configs a simulation moves between.
+// configs are the valid lock configs a simulation moves between. Configs
+// without fencedAdmission still bound overtaking once the state reached
+// schema 6 (MaxOvertakes is read at every schema).
 var propConfigs = []Config{
 	{MaxHolders: 1, ReleaseCooldownSeconds: 360},
-	{MaxHolders: 2, ReleaseCooldownSeconds: 60},
-	{MaxHolders: 3, RunnerSerialization: true, ReleaseCooldownSeconds: 30},
+	{MaxHolders: 2, ReleaseCooldownSeconds: 60, MaxOvertakes: 1},
+	{MaxHolders: 3, RunnerSerialization: true, ReleaseCooldownSeconds: 30, MaxOvertakes: 2},
 	{MaxHolders: 2, RunnerSerialization: true, ResourceLifecycle: true, ReleaseCooldownSeconds: 120},
-	{MaxHolders: 3, RunnerSerialization: true, ResourceLifecycle: true, ReleaseCooldownSeconds: 0},
+	{MaxHolders: 3, RunnerSerialization: true, ResourceLifecycle: true, ReleaseCooldownSeconds: 0, MaxOvertakes: 3},
 	{MaxHolders: 2, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, ReleaseCooldownSeconds: 45},
-	{MaxHolders: 4, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, ReleaseCooldownSeconds: 0},
+	{MaxHolders: 4, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, ReleaseCooldownSeconds: 0, MaxOvertakes: 2},
+	{MaxHolders: 3, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, FencedAdmission: true, ReleaseCooldownSeconds: 0, MaxOvertakes: 1},
+	{MaxHolders: 4, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, FencedAdmission: true, ReleaseCooldownSeconds: 20, MaxOvertakes: 2},
+	{MaxHolders: 2, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true, FencedAdmission: true, ReleaseCooldownSeconds: 0, MaxOvertakes: 0},
 }
+
+// startConfig is the config a simulation starting at schema uses first.
+var startConfig = map[int]int{2: 0, 3: 2, 4: 3, 5: 5, 6: 7}
 
 // tolerated are refusals a random schedule legitimately provokes.
 var tolerated = map[Code]bool{
@@ -36,6 +45,64 @@ type sim struct {
 	ids      []Identity
 	consumed map[string]*Reservation
 	nextID   int
+	// issued holds every fencing token handed out; lastToken the largest.
+	issued    map[int64]bool
+	lastToken int64
+	// overtaken is the model of each waiting entry's overtakes, counted
+	// independently: an admission (other than a reclaim) of an entry behind
+	// W while W could not have been admitted had it polled instead.
+	overtaken map[string]int
+	stats     *simStats
+}
+
+// simStats counts schema-6 events across a property test so the test can
+// prove its schedules reach them (a checker that never sees an overtake
+// cannot fail on one).
+type simStats struct {
+	admissions, migrations, overtakes, exhausted atomic.Int64
+}
+
+// entryIdentity is the identity that wrote e (its own poll changes nothing).
+func entryIdentity(e Entry) Identity {
+	return Identity{
+		HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow, Job: e.Job, RunID: e.RunID,
+		RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: e.RunnerID, JobID: e.JobID,
+	}
+}
+
+// fencing checks what every transition must keep: schema and counter never
+// go back, holder tokens were issued by observed admissions, and the stored
+// overtakes equal the model. It forgets entries that left the queue.
+func (m *sim) fencing(before, after *State) {
+	if after.SchemaVersion < before.SchemaVersion {
+		m.t.Fatalf("schema downgraded from %d to %d", before.SchemaVersion, after.SchemaVersion)
+	}
+	if after.FencingToken < before.FencingToken {
+		m.t.Fatalf("fencing counter went back from %d to %d", before.FencingToken, after.FencingToken)
+	}
+	for _, h := range after.Holders {
+		if after.SchemaVersion >= FencedSchemaVersion && !m.issued[h.FencingToken] {
+			m.t.Fatalf("holder %s carries token %d that no admission issued", h.HolderID, h.FencingToken)
+		}
+	}
+	queued := map[string]bool{}
+	for _, e := range after.Queue {
+		queued[e.HolderID] = true
+		if e.Overtakes != m.overtaken[e.HolderID] {
+			m.t.Fatalf("entry %s stores overtakes %d, the model counted %d", e.HolderID, e.Overtakes, m.overtaken[e.HolderID])
+		}
+	}
+	for id := range m.overtaken {
+		if !queued[id] {
+			delete(m.overtaken, id)
+		}
+	}
+}
+
+// wouldAdmit reports whether e's own poll would have been admitted on s.
+func (m *sim) wouldAdmit(s *State, e Entry) bool {
+	_, d, err := Acquire(s, m.cfg, AcquireRequest{Identity: entryIdentity(e), Lease: time.Hour}, m.now)
+	return err == nil && d.Outcome == OutcomeAdmitted
 }
 
 func (m *sim) check(err error) bool {
@@ -102,6 +169,17 @@ func (m *sim) acquire(i int) {
 	}
 	m.invariants(out)
 	m.lostOnly(before, out, id.HolderID)
+	switch d.Outcome {
+	case OutcomeAdmitted:
+		m.admitted(before, out, id, d)
+	case OutcomeAlreadyHolder:
+		if d.FencingToken != FencingToken(before, id.HolderID) {
+			m.t.Fatalf("already-holder %s got token %d, holds %d", id.HolderID, d.FencingToken, FencingToken(before, id.HolderID))
+		}
+	case OutcomeQueued:
+		m.queued(out, id, d)
+	}
+	m.fencing(before, out)
 	if d.Outcome == OutcomeAdmitted {
 		if got := len(out.Holders) + len(out.Reservations); got > m.cfg.MaxHolders {
 			m.t.Fatalf("admission exceeded capacity: %d > %d", got, m.cfg.MaxHolders)
@@ -125,6 +203,63 @@ func (m *sim) acquire(i int) {
 		}
 	}
 	m.s = out
+}
+
+// admitted checks the token and counts the overtakes of one admission.
+func (m *sim) admitted(before, out *State, id Identity, d AcquireDecision) {
+	if out.SchemaVersion < FencedSchemaVersion {
+		if d.FencingToken != 0 {
+			m.t.Fatalf("schema %d admission issued token %d", out.SchemaVersion, d.FencingToken)
+		}
+		return
+	}
+	if d.FencingToken <= m.lastToken || m.issued[d.FencingToken] {
+		m.t.Fatalf("token %d reused or not increasing (last %d)", d.FencingToken, m.lastToken)
+	}
+	if d.FencingToken != before.FencingToken+1 || out.FencingToken != d.FencingToken || FencingToken(out, id.HolderID) != d.FencingToken {
+		m.t.Fatalf("token %d: counter %d -> %d, holder %d", d.FencingToken, before.FencingToken, out.FencingToken, FencingToken(out, id.HolderID))
+	}
+	m.issued[d.FencingToken], m.lastToken = true, d.FencingToken
+	m.stats.admissions.Add(1)
+	if d.MigratedTo == FencedSchemaVersion {
+		m.stats.migrations.Add(1)
+	}
+	if d.QuarantineRecovered {
+		return // a reclaim takes no seat a waiter could use: it passes nobody
+	}
+	for _, w := range before.Queue {
+		if w.HolderID == id.HolderID {
+			break
+		}
+		if m.wouldAdmit(before, w) {
+			continue
+		}
+		m.overtaken[w.HolderID]++
+		m.stats.overtakes.Add(1)
+		if m.overtaken[w.HolderID] == m.cfg.MaxOvertakes {
+			m.stats.exhausted.Add(1)
+		}
+		if m.overtaken[w.HolderID] > m.cfg.MaxOvertakes {
+			m.t.Fatalf("%s admitted past %s, overtaken %d times with maxOvertakes %d", id.HolderID, w.HolderID, m.overtaken[w.HolderID], m.cfg.MaxOvertakes)
+		}
+	}
+}
+
+// queued checks the rank contract and that the next identical poll writes
+// nothing.
+func (m *sim) queued(out *State, id Identity, d AcquireDecision) {
+	pruned, _ := PruneExpiredCooldowns(out, m.now)
+	if rank := AdmissibleRank(pruned, m.cfg, id.HolderID); rank != d.Rank {
+		m.t.Fatalf("decision rank %d, AdmissibleRank %d", d.Rank, rank)
+	}
+	if d.Rank >= 0 && d.Rank < FreeSlots(pruned, m.cfg) {
+		m.t.Fatalf("queued with rank %d and %d free slots", d.Rank, FreeSlots(pruned, m.cfg))
+	}
+	again, d2, err := Acquire(out, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour}, m.now)
+	if err != nil || d2.Changed || d2.Outcome != OutcomeQueued || d2.Rank != d.Rank {
+		m.t.Fatalf("repeated waiting poll: err %v changed %v outcome %s rank %d/%d", err, d2.Changed, d2.Outcome, d2.Rank, d.Rank)
+	}
+	require.Equal(m.t, out, again)
 }
 
 func (m *sim) cleanup(i int, report Report, queueOnly, preActivation bool) {
@@ -153,6 +288,10 @@ func (m *sim) cleanup(i int, report Report, queueOnly, preActivation bool) {
 			m.t.Fatalf("cleanup for %s removed holder %s", id.HolderID, h.HolderID)
 		}
 	}
+	if out.FencingToken != before.FencingToken {
+		m.t.Fatalf("cleanup changed the fencing counter %d -> %d", before.FencingToken, out.FencingToken)
+	}
+	m.fencing(before, out)
 	delete(m.consumed, id.HolderID)
 	m.s = out
 }
@@ -185,43 +324,102 @@ func (m *sim) recover(pickQuarantine bool) {
 	}
 	m.invariants(out)
 	m.lostOnly(before, out, "")
+	if out.FencingToken != before.FencingToken {
+		m.t.Fatalf("recovery changed the fencing counter %d -> %d", before.FencingToken, out.FencingToken)
+	}
+	m.fencing(before, out)
 	m.s = out
+}
+
+// schedule describes the random schedules one property test draws.
+type schedule struct {
+	schemas     []int
+	configs     []Config
+	reports     []Report
+	identities  int
+	maxSteps    int
+	acquireBias int         // extra weight of acquire among the actions
+	start       map[int]int // first config (index into propConfigs) per schema
+	stats       *simStats
+}
+
+// simulate runs one random schedule of acquires, cleanups, config changes,
+// clock advances, reruns and recoveries, checking every transition.
+func simulate(rt *rapid.T, sc schedule) {
+	runners := rapid.IntRange(1, 6).Draw(rt, "runners")
+	n := rapid.IntRange(1, sc.identities).Draw(rt, "identities")
+	start := rapid.SampledFrom(sc.schemas).Draw(rt, "schema")
+	cfg := propConfigs[sc.start[start]]
+	m := &sim{
+		t: rt, s: stateAt(start), cfg: cfg, now: t0, consumed: map[string]*Reservation{},
+		issued: map[int64]bool{}, overtaken: map[string]int{}, stats: sc.stats,
+	}
+	for i := range n {
+		id := ident(i+1, fmt.Sprintf("runner-%d", rapid.IntRange(1, runners).Draw(rt, "runner")))
+		m.ids = append(m.ids, id)
+	}
+	steps := rapid.IntRange(1, sc.maxSteps).Draw(rt, "steps")
+	for range steps {
+		i := rapid.IntRange(0, n-1).Draw(rt, "who")
+		action := rapid.IntRange(0, 9+sc.acquireBias).Draw(rt, "action")
+		switch {
+		case action <= 3 || action > 9:
+			m.acquire(i)
+		case action <= 5:
+			m.cleanup(i, rapid.SampledFrom(sc.reports).Draw(rt, "report"), rapid.Bool().Draw(rt, "queueOnly"), rapid.IntRange(0, 4).Draw(rt, "pre") == 0)
+		case action == 6:
+			m.cfg = rapid.SampledFrom(sc.configs).Draw(rt, "config")
+		case action == 7:
+			m.now = m.now.Add(time.Duration(rapid.IntRange(0, 400).Draw(rt, "advance")) * time.Second)
+		case action == 8:
+			id := m.ids[i]
+			id.RunAttempt = fmt.Sprint(rapid.IntRange(1, 3).Draw(rt, "attempt"))
+			if rapid.Bool().Draw(rt, "moveRunner") {
+				id.RunnerID = fmt.Sprintf("runner-%d", rapid.IntRange(1, runners).Draw(rt, "newRunner"))
+			}
+			m.ids[i] = id
+		default:
+			m.recover(rapid.Bool().Draw(rt, "quarantine"))
+		}
+	}
 }
 
 func TestPropertyTransitions(t *testing.T) {
 	t.Parallel()
-	reports := []Report{{}, confirmed, unproven, blocked, DegradedReport()}
 	rapid.Check(t, func(rt *rapid.T) {
-		runners := rapid.IntRange(1, 6).Draw(rt, "runners")
-		n := rapid.IntRange(1, 8).Draw(rt, "identities")
-		start := rapid.IntRange(2, MaxSchemaVersion).Draw(rt, "schema")
-		m := &sim{t: rt, s: stateAt(start), cfg: propConfigs[[]int{0, 2, 3, 5}[start-2]], now: t0, consumed: map[string]*Reservation{}}
-		for i := range n {
-			id := ident(i+1, fmt.Sprintf("runner-%d", rapid.IntRange(1, runners).Draw(rt, "runner")))
-			m.ids = append(m.ids, id)
+		simulate(rt, schedule{
+			schemas: []int{2, 3, 4, 5, 6}, configs: propConfigs, identities: 8, maxSteps: 80, start: startConfig, stats: &simStats{},
+			reports: []Report{{}, confirmed, unproven, blocked, DegradedReport()},
+		})
+	})
+}
+
+// TestPropertyFencedSchedules concentrates on schema 6: busy locks, few
+// incidents, configs that move maxOvertakes between 0 and 3 and back off
+// the fencedAdmission flag, starting drained on schema 5 (so the 5 -> 6 step
+// runs inside the schedule) or on schema 6.
+func TestPropertyFencedSchedules(t *testing.T) {
+	t.Parallel()
+	var configs []Config
+	for _, c := range propConfigs {
+		if c.AccountHealth {
+			configs = append(configs, c)
 		}
-		steps := rapid.IntRange(1, 80).Draw(rt, "steps")
-		for range steps {
-			i := rapid.IntRange(0, n-1).Draw(rt, "who")
-			switch rapid.IntRange(0, 9).Draw(rt, "action") {
-			case 0, 1, 2, 3:
-				m.acquire(i)
-			case 4, 5:
-				m.cleanup(i, rapid.SampledFrom(reports).Draw(rt, "report"), rapid.Bool().Draw(rt, "queueOnly"), rapid.IntRange(0, 4).Draw(rt, "pre") == 0)
-			case 6:
-				m.cfg = rapid.SampledFrom(propConfigs).Draw(rt, "config")
-			case 7:
-				m.now = m.now.Add(time.Duration(rapid.IntRange(0, 400).Draw(rt, "advance")) * time.Second)
-			case 8:
-				id := m.ids[i]
-				id.RunAttempt = fmt.Sprint(rapid.IntRange(1, 3).Draw(rt, "attempt"))
-				if rapid.Bool().Draw(rt, "moveRunner") {
-					id.RunnerID = fmt.Sprintf("runner-%d", rapid.IntRange(1, runners).Draw(rt, "newRunner"))
-				}
-				m.ids[i] = id
-			case 9:
-				m.recover(rapid.Bool().Draw(rt, "quarantine"))
+	}
+	stats := &simStats{}
+	rapid.Check(t, func(rt *rapid.T) {
+		simulate(rt, schedule{
+			schemas: []int{5, 6}, configs: configs, identities: 10, maxSteps: 150, acquireBias: 4, start: map[int]int{5: 7, 6: 8},
+			reports: []Report{{}, confirmed, confirmed, unproven, DegradedReport()}, stats: stats,
+		})
+	})
+	t.Logf("schema-6 admissions %d, 5->6 migrations %d, overtakes %d, budgets exhausted %d",
+		stats.admissions.Load(), stats.migrations.Load(), stats.overtakes.Load(), stats.exhausted.Load())
+	if !t.Failed() {
+		for name, n := range map[string]int64{"admissions": stats.admissions.Load(), "migrations": stats.migrations.Load(), "overtakes": stats.overtakes.Load(), "exhausted budgets": stats.exhausted.Load()} {
+			if n == 0 {
+				t.Errorf("no schedule reached any schema-6 %s: the property is vacuous", name)
 			}
 		}
-	})
+	}
 }

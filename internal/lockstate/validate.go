@@ -35,6 +35,9 @@ func validateState(s *State, origin string) error {
 	if s.SchemaVersion < 5 && s.ActiveIncident != nil {
 		return fail(CodeInvalidState, "an active incident requires schema 5, state is schema %d", s.SchemaVersion)
 	}
+	if err := validateFencing(s); err != nil {
+		return err
+	}
 	holderIDs := map[string]bool{}
 	holderRunners := map[string]string{}
 	for i, h := range s.Holders {
@@ -86,6 +89,59 @@ func validateState(s *State, origin string) error {
 	if s.ActiveIncident != nil {
 		if err := validateIncident(s.ActiveIncident, origin); err != nil {
 			return fail(CodeInvalidIncident, "%s", err)
+		}
+	}
+	return nil
+}
+
+// validateFencing checks the schema-6 fields: below schema 6 they must be
+// zero (they could not be written); at schema 6 the counter is in range,
+// every holder token is in 1..counter and unique (rules 20-22), and every
+// queue entry's overtakes is in range (rule 23).
+func validateFencing(s *State) error {
+	fail := func(code Code, format string, args ...any) error {
+		return newError(code, fmt.Sprintf("validate lock state %q: ", s.Lock)+fmt.Sprintf(format, args...))
+	}
+	for i, h := range s.Holders {
+		if h.Overtakes != 0 {
+			return fail(CodeInvalidState, "holder %d (%s) carries overtakes %d; only queue entries count overtakes", i, h.HolderID, h.Overtakes)
+		}
+	}
+	if s.SchemaVersion < FencedSchemaVersion {
+		if s.FencingToken != 0 {
+			return fail(CodeInvalidState, "a fencing counter requires schema %d, state is schema %d", FencedSchemaVersion, s.SchemaVersion)
+		}
+		for i, h := range s.Holders {
+			if h.FencingToken != 0 {
+				return fail(CodeInvalidState, "holder %d (%s) carries a fencing token, which requires schema %d; state is schema %d", i, h.HolderID, FencedSchemaVersion, s.SchemaVersion)
+			}
+		}
+		for i, e := range s.Queue {
+			if e.Overtakes != 0 {
+				return fail(CodeInvalidState, "queue entry %d (%s) carries overtakes, which requires schema %d; state is schema %d", i, e.HolderID, FencedSchemaVersion, s.SchemaVersion)
+			}
+		}
+		return nil
+	}
+	if s.FencingToken < 0 || s.FencingToken > MaxFencingToken {
+		return fail(CodeInvalidFencingToken, "fencingToken %d is outside 0..%d", s.FencingToken, MaxFencingToken)
+	}
+	tokens := make(map[int64]string, len(s.Holders))
+	for i, h := range s.Holders {
+		if h.FencingToken < 1 || h.FencingToken > MaxFencingToken {
+			return fail(CodeInvalidFencingToken, "holder %d (%s) fencingToken %d is outside 1..%d", i, h.HolderID, h.FencingToken, MaxFencingToken)
+		}
+		if h.FencingToken > s.FencingToken {
+			return fail(CodeFencingTokenAhead, "holder %d (%s) fencingToken %d is ahead of the issued counter %d; the counter must never go backwards", i, h.HolderID, h.FencingToken, s.FencingToken)
+		}
+		if other, dup := tokens[h.FencingToken]; dup {
+			return fail(CodeDuplicateFencingToken, "holders %s and %s share fencingToken %d", other, h.HolderID, h.FencingToken)
+		}
+		tokens[h.FencingToken] = h.HolderID
+	}
+	for i, e := range s.Queue {
+		if e.Overtakes < 0 || int64(e.Overtakes) > MaxFencingToken {
+			return fail(CodeInvalidOvertakes, "queue entry %d (%s) overtakes %d is outside 0..%d", i, e.HolderID, e.Overtakes, MaxFencingToken)
 		}
 	}
 	return nil
