@@ -40,7 +40,7 @@ clean:
 
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
-DIST_CMDS ?= acquire release require-current-pr-head reap
+DIST_CMDS ?= acquire release require-current-pr-head reap recover
 
 .PHONY: dist dist-verify source-digest
 

@@ -42,6 +42,12 @@ var Registry = map[string]Action{
 		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed"},
 		Outputs: []string{"reaped", "state-sha"},
 	},
+	"recover-build-lock": {
+		Binary:  "recover",
+		Node:    false,
+		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed"},
+		Outputs: []string{"reaped", "state-sha"},
+	},
 }
 
 // Action is one Registry entry.

@@ -1,0 +1,376 @@
+package reap
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// MaxJobPages caps the pagination of one attempt's job list (spec §2.5: the
+// reference stops at page 1000).
+const MaxJobPages = 1000
+
+var (
+	repositoryRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	canonicalRE  = regexp.MustCompile(`^[1-9][0-9]*$`)
+)
+
+// EvidenceError is a status read that neither proved nor disproved anything
+// and must not be treated as "unknown" (spec §4.2): the reader App cannot
+// read the repository's Actions (403), the repository itself is not
+// visible (a 404 run in a 403/404 repository), a malformed response, or
+// any other failure. The entry it was about is kept unchanged.
+type EvidenceError struct {
+	// Op names the read, e.g. "GET acme/game run 12".
+	Op string
+	// Rule is a stable code: actions-read-forbidden, repository-unverifiable,
+	// malformed-response or status-read-failed.
+	Rule string
+	// Err is the underlying (scrubbed) client error, if any.
+	Err error
+}
+
+// Evidence error rules.
+const (
+	RuleActionsReadForbidden   = "actions-read-forbidden"
+	RuleRepositoryUnverifiable = "repository-unverifiable"
+	RuleMalformedResponse      = "malformed-response"
+	RuleStatusReadFailed       = "status-read-failed"
+)
+
+// Error names the read, the failure, what the reader App needs and the rule.
+func (e *EvidenceError) Error() string {
+	var hint string
+	switch e.Rule {
+	case RuleActionsReadForbidden:
+		hint = "; the reaper reader App needs actions: read on this repository"
+	case RuleRepositoryUnverifiable:
+		hint = "; unable to verify repository access: the reaper reader App must be installed on it with actions: read"
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v%s (rule %s)", e.Op, e.Err, hint, e.Rule)
+	}
+	return fmt.Sprintf("%s failed%s (rule %s)", e.Op, hint, e.Rule)
+}
+
+// Unwrap returns the client error.
+func (e *EvidenceError) Unwrap() error { return e.Err }
+
+// Observation is the evidence about one entry plus what was read, for the
+// job summary.
+type Observation struct {
+	Evidence lockstate.Evidence
+	// RunNote and JobNote say what was read or why it is unknown, e.g.
+	// "completed (failure), run_attempt 1" or "HTTP 401 after retries".
+	RunNote, JobNote string
+}
+
+// ClientFor returns the reader client for a repository owner.
+type ClientFor func(ctx context.Context, owner string) (*ghclient.Client, error)
+
+// Evidencer reads the run and job evidence of §4.2 through the Actions API
+// with the reader App (E13 run, E14 repository probe after a 404, E12 jobs
+// of the exact attempt). It caches run and job reads for the duration of
+// one reaper run: a terminal run stays terminal, and an active run read a
+// few seconds earlier only ever keeps an entry. Safe for concurrent use.
+type Evidencer struct {
+	clients ClientFor
+	clock   clock.Clock
+	warn    func(string)
+
+	mu   sync.Mutex
+	runs map[string]runRead
+	jobs map[string]jobsRead
+}
+
+type runRead struct {
+	ev   lockstate.RunEvidence
+	note string
+}
+
+type jobsRead struct {
+	jobs []*github.WorkflowJob
+	note string // non-empty: the list is unavailable (401/404) and every job in it unknown
+}
+
+// NewEvidencer returns an Evidencer using clients for each owner. warn
+// receives one line per status that was downgraded to unknown.
+func NewEvidencer(clients ClientFor, clk clock.Clock, warn func(string)) *Evidencer {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Evidencer{clients: clients, clock: clk, warn: warn, runs: map[string]runRead{}, jobs: map[string]jobsRead{}}
+}
+
+// ForHolder gathers the evidence EvaluateHolder needs: the run, and the
+// exact job only when the run is active on the holder's own attempt and the
+// holder recorded a numeric job id.
+func (e *Evidencer) ForHolder(ctx context.Context, h lockstate.Holder) (Observation, error) {
+	return e.ForEntry(ctx, h.Entry)
+}
+
+// ForEntry gathers the evidence for a holder or queue entry (see ForHolder).
+func (e *Evidencer) ForEntry(ctx context.Context, en lockstate.Entry) (Observation, error) {
+	var o Observation
+	run, note, err := e.Run(ctx, en.Repository, en.RunID)
+	if err != nil {
+		return o, err
+	}
+	o.Evidence.Run, o.RunNote = run, note
+	o.Evidence.ObservedAt = e.clock.Now()
+	if !run.Known || !lockstate.IsActiveStatus(run.Status) || advanced(run.RunAttempt, en.RunAttempt) {
+		o.JobNote = "not needed"
+		return o, nil
+	}
+	job, jnote, err := e.Job(ctx, en)
+	if err != nil {
+		return o, err
+	}
+	o.Evidence.Job, o.JobNote = job, jnote
+	return o, nil
+}
+
+// ForReservation gathers the run evidence for the run that owned a
+// quarantine (reservations carry no job id).
+func (e *Evidencer) ForReservation(ctx context.Context, r lockstate.Reservation) (Observation, error) {
+	run, note, err := e.Run(ctx, r.Repository, r.RunID)
+	if err != nil {
+		return Observation{}, err
+	}
+	return Observation{Evidence: lockstate.Evidence{Run: run, ObservedAt: e.clock.Now()}, RunNote: note, JobNote: "reservations carry no job id"}, nil
+}
+
+func advanced(run, stored string) bool {
+	if !canonicalRE.MatchString(run) || !canonicalRE.MatchString(stored) {
+		return false
+	}
+	if len(run) != len(stored) {
+		return len(run) > len(stored)
+	}
+	return run > stored
+}
+
+// Run reads GET /repos/{owner}/{repo}/actions/runs/{runID} (E13) with the
+// rules of spec §4.2:
+//
+//	200                    → known: status, conclusion, run_attempt
+//	404                    → probe GET /repos/{owner}/{repo} (E14): 200 → unknown;
+//	                         403/404 (or any failure) → EvidenceError repository-unverifiable
+//	403                    → EvidenceError actions-read-forbidden
+//	401 after the retries  → unknown, with a warning
+//	anything else          → EvidenceError status-read-failed
+//
+// A run id that is not a canonical decimal cannot exist and is unknown.
+func (e *Evidencer) Run(ctx context.Context, repository, runID string) (lockstate.RunEvidence, string, error) {
+	owner, name, ok := splitRepo(repository)
+	if !ok {
+		return lockstate.RunEvidence{}, "", &EvidenceError{Op: fmt.Sprintf("read run %s of %q", runID, repository), Rule: RuleRepositoryUnverifiable,
+			Err: fmt.Errorf("recorded repository is not OWNER/NAME")}
+	}
+	if !canonicalRE.MatchString(runID) {
+		return lockstate.RunEvidence{}, fmt.Sprintf("run id %q is not a canonical decimal: status unknown", runID), nil
+	}
+	key := strings.ToLower(repository) + "#" + runID
+	e.mu.Lock()
+	cached, hit := e.runs[key]
+	e.mu.Unlock()
+	if hit {
+		return cached.ev, cached.note, nil
+	}
+	c, err := e.clients(ctx, owner)
+	if err != nil {
+		return lockstate.RunEvidence{}, "", err
+	}
+	id, _ := strconv.ParseInt(runID, 10, 64)
+	op := fmt.Sprintf("GET /repos/%s/%s/actions/runs/%s", owner, name, runID)
+	var run *github.WorkflowRun
+	err = c.Do(ctx, ghclient.Op{Name: op}, func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		run, resp, err = c.GitHub().Actions.GetWorkflowRunByID(ctx, owner, name, id)
+		return resp, err
+	})
+	var rr runRead
+	switch st := ghclient.StatusOf(err); {
+	case err == nil:
+		if run == nil || run.Status == nil {
+			return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the run has no status")}
+		}
+		rr.ev = lockstate.RunEvidence{Known: true, Status: run.GetStatus(), Conclusion: run.GetConclusion()}
+		if n := run.GetRunAttempt(); n > 0 {
+			rr.ev.RunAttempt = strconv.Itoa(n)
+		}
+		rr.note = fmt.Sprintf("run %s", describe(rr.ev.Status, rr.ev.Conclusion))
+		if rr.ev.RunAttempt != "" {
+			rr.note += ", run_attempt " + rr.ev.RunAttempt
+		}
+	case ctx.Err() != nil:
+		return lockstate.RunEvidence{}, "", err
+	case ghclient.IsNotFound(err):
+		if perr := e.probe(ctx, c, owner, name); perr != nil {
+			return lockstate.RunEvidence{}, "", perr
+		}
+		rr.note = "run not found (HTTP 404) in a repository the reader can see: status unknown"
+	case st == http.StatusForbidden && !ghclient.IsCredentialFailure(err):
+		return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+	case st == http.StatusUnauthorized && !ghclient.IsCredentialFailure(err):
+		rr.note = "HTTP 401 after the retry budget: status unknown"
+		e.warn(fmt.Sprintf("%s still returned HTTP 401 after retries; treating the run status as unknown", op))
+	default:
+		return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+	}
+	e.mu.Lock()
+	e.runs[key] = rr
+	e.mu.Unlock()
+	return rr.ev, rr.note, nil
+}
+
+// probe is E14: after a run 404, a visible repository makes the run
+// unknown; anything else means the reader cannot prove anything here.
+func (e *Evidencer) probe(ctx context.Context, c *ghclient.Client, owner, name string) error {
+	op := fmt.Sprintf("GET /repos/%s/%s", owner, name)
+	err := c.Do(ctx, ghclient.Op{Name: op}, func(ctx context.Context) (*github.Response, error) {
+		_, resp, err := c.GitHub().Repositories.Get(ctx, owner, name)
+		return resp, err
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	return &EvidenceError{Op: op, Rule: RuleRepositoryUnverifiable, Err: err}
+}
+
+// Job reads the jobs of the entry's exact run attempt (E12, every page) and
+// returns the one job with id == the recorded jobId and runner_name == the
+// recorded runnerId (spec §4.2). It is unknown, never guessed, when the
+// attempt is not canonical, the entry has no runnerId or no canonical jobId,
+// the list is 401/404, not exactly one job matches, or the job's status is
+// neither active nor completed. A 403 is an EvidenceError.
+func (e *Evidencer) Job(ctx context.Context, en lockstate.Entry) (lockstate.JobEvidence, string, error) {
+	switch {
+	case !canonicalRE.MatchString(en.JobID):
+		return lockstate.JobEvidence{}, "no recorded numeric job id: run-level evidence only", nil
+	case !canonicalRE.MatchString(en.RunAttempt):
+		return lockstate.JobEvidence{}, fmt.Sprintf("run attempt %q is not canonical: job unknown", en.RunAttempt), nil
+	case strings.TrimSpace(en.RunnerID) == "":
+		return lockstate.JobEvidence{}, "no recorded runner: job unknown", nil
+	}
+	jobs, note, err := e.attemptJobs(ctx, en.Repository, en.RunID, en.RunAttempt)
+	if err != nil {
+		return lockstate.JobEvidence{}, "", err
+	}
+	if note != "" {
+		return lockstate.JobEvidence{}, note, nil
+	}
+	var match []*github.WorkflowJob
+	for _, j := range jobs {
+		if strconv.FormatInt(j.GetID(), 10) == en.JobID && j.GetRunnerName() == en.RunnerID {
+			match = append(match, j)
+		}
+	}
+	if len(match) != 1 {
+		return lockstate.JobEvidence{}, fmt.Sprintf("%d jobs of attempt %s match job %s on runner %q: job unknown", len(match), en.RunAttempt, en.JobID, en.RunnerID), nil
+	}
+	j := match[0]
+	st := j.GetStatus()
+	if st != lockstate.JobStatusCompleted && !lockstate.IsActiveStatus(st) {
+		if st == "" {
+			return lockstate.JobEvidence{}, fmt.Sprintf("job %s has no status: job unknown", en.JobID), nil
+		}
+		return lockstate.JobEvidence{}, fmt.Sprintf("job %s has unrecognized status %q: job unknown", en.JobID, st), nil
+	}
+	ev := lockstate.JobEvidence{Known: true, JobID: en.JobID, Status: st, Conclusion: j.GetConclusion()}
+	return ev, fmt.Sprintf("job %s %s on %s", en.JobID, describe(ev.Status, ev.Conclusion), en.RunnerID), nil
+}
+
+func (e *Evidencer) attemptJobs(ctx context.Context, repository, runID, attempt string) ([]*github.WorkflowJob, string, error) {
+	owner, name, ok := splitRepo(repository)
+	if !ok || !canonicalRE.MatchString(runID) {
+		return nil, "run is not addressable: job unknown", nil
+	}
+	key := strings.ToLower(repository) + "#" + runID + "#" + attempt
+	e.mu.Lock()
+	cached, hit := e.jobs[key]
+	e.mu.Unlock()
+	if hit {
+		return cached.jobs, cached.note, nil
+	}
+	c, err := e.clients(ctx, owner)
+	if err != nil {
+		return nil, "", err
+	}
+	id, _ := strconv.ParseInt(runID, 10, 64)
+	n, _ := strconv.ParseInt(attempt, 10, 64)
+	op := fmt.Sprintf("GET /repos/%s/%s/actions/runs/%s/attempts/%s/jobs", owner, name, runID, attempt)
+	var read jobsRead
+	opts := &github.ListOptions{PerPage: 100, Page: 1}
+	for page := 1; page <= MaxJobPages; page++ {
+		opts.Page = page
+		var list *github.Jobs
+		err := c.Do(ctx, ghclient.Op{Name: op}, func(ctx context.Context) (*github.Response, error) {
+			var resp *github.Response
+			var err error
+			list, resp, err = c.GitHub().Actions.ListWorkflowJobsAttempt(ctx, owner, name, id, n, opts)
+			return resp, err
+		})
+		if err != nil {
+			st := ghclient.StatusOf(err)
+			switch {
+			case ctx.Err() != nil:
+				return nil, "", err
+			case (st == http.StatusUnauthorized || st == http.StatusNotFound) && !ghclient.IsCredentialFailure(err):
+				read = jobsRead{note: fmt.Sprintf("job list returned HTTP %d: job unknown", st)}
+				e.warn(fmt.Sprintf("%s returned HTTP %d; treating the exact job status as unknown", op, st))
+			case st == http.StatusForbidden && !ghclient.IsCredentialFailure(err):
+				return nil, "", &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+			default:
+				return nil, "", &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+			}
+			break
+		}
+		if list == nil || list.TotalCount == nil {
+			return nil, "", &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the job list has no total_count")}
+		}
+		read.jobs = append(read.jobs, list.Jobs...)
+		if len(list.Jobs) == 0 || len(read.jobs) >= list.GetTotalCount() {
+			break
+		}
+	}
+	e.mu.Lock()
+	e.jobs[key] = read
+	e.mu.Unlock()
+	return read.jobs, read.note, nil
+}
+
+func splitRepo(repository string) (string, string, bool) {
+	if !repositoryRE.MatchString(repository) {
+		return "", "", false
+	}
+	owner, name, _ := strings.Cut(repository, "/")
+	if owner == "." || owner == ".." || name == "." || name == ".." {
+		return "", "", false
+	}
+	return owner, name, true
+}
+
+func describe(status, conclusion string) string {
+	if conclusion != "" {
+		return status + " (" + conclusion + ")"
+	}
+	return status
+}

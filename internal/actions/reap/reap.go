@@ -1,0 +1,603 @@
+// Package reap is the scheduled reaper of the build lock (cmd/reap, the
+// "Reap stale build locks" workflow; spec §4.1, §4.2, build-lock-reference
+// "Stale Recovery"). It is the only component that observes other
+// repositories' workflow runs and the only one that turns a live-looking
+// entry into a stale one.
+//
+// One run, inside a 10-minute job:
+//
+//  1. Read the state (scan deadline: 8 minutes from start).
+//  2. Holders first (they hold capacity), earliest lease first: read each
+//     holder's run (and exact job) with the reader App and evaluate the
+//     rules of lockstate.EvaluateHolder. Every proven stale holder is
+//     checkpointed at once with its own compare-and-swap write
+//     ("Reap capacity-critical stale state for <lock>"): a quarantine at
+//     schema >= 4, a freed slot below. Unlike the reference, which stops
+//     after one holder, every proven stale holder is reaped in one run.
+//  3. At schema 5 without an active incident, every quarantine older than
+//     the lease grace whose owning run is proven finished is checkpointed
+//     as a cooldown ("Auto-recover stale quarantine for <lock>"), or freed
+//     when the configured cooldown is 0.
+//  4. Routine queue cleanup: the FIFO queue is scanned in order and every
+//     entry proven finished is removed in one write ("Reap completed queue
+//     entries for <lock>"), together with expired cooldowns; the others
+//     keep their order.
+//
+// Writes use a separate deadline (9 minutes from start), so a scan that ran
+// out still leaves a minute to checkpoint what it proved. A conflicting
+// write is re-applied to the fresh state with only the proven changes: an
+// entry that changed in any run-identity field (for example a rerun's fresh
+// holder) is left alone.
+//
+// Failing closed: unknown evidence never proves anything (except an
+// expired holder lease with an unavailable run status, which quarantines
+// but never frees at schema >= 4). When the scan deadline expires, nothing
+// unverified changes, the already proven prefix of the queue is still
+// checkpointed, and the run fails visibly with REAP_DEADLINE_ELAPSED so
+// delivery monitoring escalates. A status read that is neither proof nor
+// "unknown" (a 403, an unverifiable repository) keeps its entry, the rest of
+// the scan continues, and the run fails with REAP_EVIDENCE_UNAVAILABLE.
+//
+// Every decision is reported in the job summary with the evidence it was
+// based on, and as outputs reaped and state-sha. operation=recover and
+// operation=recover-incident are delegated to internal/actions/recover, so
+// the reap-stale-locks action keeps serving every operation.
+package reap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// Budgets (spec §4.1, Appendix A). ScanBudget < TotalBudget < the
+// workflow's 10-minute timeout, so a run that exhausts its scan still has a
+// minute to checkpoint and a minute to report before the job is killed.
+const (
+	// ScanBudget bounds every state and status read, from the start.
+	ScanBudget = 8 * time.Minute
+	// TotalBudget bounds every checkpoint write, from the start.
+	TotalBudget = 9 * time.Minute
+	// DefaultLeaseGrace is the quarantine auto-recovery grace: the default
+	// holder lease (lease-minutes 240), so a quarantine is only recovered
+	// once its holder could no longer legitimately hold the seat.
+	DefaultLeaseGrace = 240 * time.Minute
+	// OperationReap is the scheduled operation.
+	OperationReap = "reap"
+)
+
+// Stable failure codes (spec §1.15).
+const (
+	// CodeDeadlineElapsed: the scan deadline expired; unverified entries
+	// were kept and the proven part was checkpointed.
+	CodeDeadlineElapsed = "REAP_DEADLINE_ELAPSED"
+	// CodeEvidenceUnavailable: some status reads failed in a way that is
+	// neither proof nor "unknown" (for example 403: the reader App lacks
+	// actions: read); those entries were kept.
+	CodeEvidenceUnavailable = "REAP_EVIDENCE_UNAVAILABLE"
+	// CodeCheckpointFailed: a proven transition could not be written.
+	CodeCheckpointFailed = "REAP_CHECKPOINT_FAILED"
+	// RuleReaderCredentials: the reader App credentials are missing or
+	// invalid; there is deliberately no fallback to the writer App.
+	RuleReaderCredentials = "reader-credentials"
+)
+
+// Commit messages (spec §2.1).
+const (
+	msgHolder     = "Reap capacity-critical stale state for "
+	msgQuarantine = "Auto-recover stale quarantine for "
+	msgQueue      = "Reap completed queue entries for "
+	msgPrune      = "Prune expired cooldowns for "
+)
+
+// Error is a reaper failure with a stable Code. It is returned after the
+// outputs and the summary were written.
+type Error struct {
+	Code    string
+	Message string
+	// Err is the first underlying failure, if any.
+	Err error
+}
+
+// Error renders "<code>: <message>[: <first failure>]".
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap returns the first underlying failure.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Deps are the injectable edges of the reaper: Getenv and Stdout are
+// required; Clock, Jitter, Transport and NewID default to the real ones.
+// Deadlines are context deadlines on the runtime clock (virtual inside a
+// testing/synctest bubble).
+type Deps = recovery.Deps
+
+// Run executes the reap-stale-locks action described by the environment
+// d.Getenv returns: operation=reap (the default) reaps; recover and
+// recover-incident are delegated to internal/actions/recover. It is usable
+// in-process (demos, tests): point GITHUB_API_URL and d.Transport at an
+// emulator. It returns nil or the failure; outputs and the summary are
+// written either way where possible.
+func Run(ctx context.Context, d Deps) error {
+	d, err := d.WithDefaults()
+	if err != nil {
+		return err
+	}
+	return run(ctx, actionio.New(d.Getenv, d.Stdout), d)
+}
+
+// Main runs the action and maps the result to the process exit code (0, 1,
+// or 130/143 after a runner signal), reporting a failure as one ::error::
+// line.
+func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
+	d, err := d.WithDefaults()
+	if err != nil {
+		return lockaction.ExitFailure
+	}
+	a := actionio.New(d.Getenv, d.Stdout)
+	return lockaction.Finish(a, sig, run(ctx, a, d))
+}
+
+func run(ctx context.Context, a *actionio.IO, d Deps) error {
+	if ctx == nil {
+		return errors.New("reap: nil context")
+	}
+	op := a.Input(recovery.InputOperation)
+	switch op {
+	case "", OperationReap:
+	case recovery.OperationRecover, recovery.OperationRecoverIncident:
+		return recovery.RunWith(ctx, a, d)
+	default:
+		return &lockaction.RefusalError{Rule: recovery.RuleOperation, Message: fmt.Sprintf(
+			"operation must be %s, %s or %s", OperationReap, recovery.OperationRecover, recovery.OperationRecoverIncident)}
+	}
+	start := d.Clock.Now()
+	lk, err := recovery.OpenLock(ctx, a, d)
+	if err != nil {
+		return err
+	}
+	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey)
+	if err != nil {
+		var re *lockaction.RefusalError
+		if errors.As(err, &re) && re.Rule != "legacy-token" {
+			return &lockaction.RefusalError{Rule: RuleReaderCredentials, Message: fmt.Sprintf(
+				"the scheduled reaper needs the reader App (%s and %s, actions: read and metadata: read on the consumer repositories): %s",
+				lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey, re.Message)}
+		}
+		return err
+	}
+	scanCtx, cancelScan := context.WithTimeout(ctx, ScanBudget)
+	defer cancelScan()
+	writeCtx, cancelWrite := context.WithTimeout(ctx, TotalBudget)
+	defer cancelWrite()
+
+	knobs, _ := ghclient.KnobsFromEnv(a.Getenv) // warnings were reported by the writer client
+	readers := &readerClients{a: a, d: d, t: lk.Target, creds: creds, knobs: knobs, byOwner: map[string]*ghclient.Client{}}
+	r := &reaper{
+		a: a, d: d, lk: lk, start: start,
+		ev:    NewEvidencer(readers.get, d.Clock, a.Warning),
+		cfg:   lockstate.DefaultConfig(),
+		grace: DefaultLeaseGrace,
+	}
+	return r.run(ctx, scanCtx, writeCtx)
+}
+
+// readerClients builds one reader client per consumer owner: an App token
+// for that owner's installation with actions: read and metadata: read only.
+type readerClients struct {
+	a     *actionio.IO
+	d     Deps
+	t     lockaction.Target
+	creds lockaction.AppCredentials
+	knobs ghclient.Knobs
+
+	mu      sync.Mutex
+	byOwner map[string]*ghclient.Client
+}
+
+func (rc *readerClients) get(ctx context.Context, owner string) (*ghclient.Client, error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	key := strings.ToLower(owner)
+	if c, ok := rc.byOwner[key]; ok {
+		return c, nil
+	}
+	c, err := ghclient.New(ctx, ghclient.Config{
+		APIURL:            rc.t.APIURL,
+		AppID:             rc.creds.AppID,
+		PrivateKey:        rc.creds.PrivateKey,
+		InstallationOwner: owner,
+		Permissions:       &github.InstallationPermissions{Actions: github.String("read"), Metadata: github.String("read")},
+		Transport:         rc.d.Transport,
+		Clock:             rc.d.Clock,
+		Jitter:            rc.d.Jitter,
+		Knobs:             rc.knobs,
+		Warn:              rc.a.Warning,
+		Mask:              rc.a.Mask,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build the reader client for %s: %w", owner, err)
+	}
+	rc.byOwner[key] = c
+	return c, nil
+}
+
+// reaper is the state of one reap run.
+type reaper struct {
+	a     *actionio.IO
+	d     Deps
+	lk    *recovery.Lock
+	ev    *Evidencer
+	start time.Time
+	cfg   lockstate.Config
+	grace time.Duration
+
+	cfgLoaded bool
+	latest    store.Snapshot
+	rows      []row
+	reaped    bool // a checkpoint landed (or may have: ambiguous)
+	commits   int
+	notes     []string
+
+	deadline      bool // the scan deadline expired
+	evidenceErrs  []error
+	checkpointErr []error
+}
+
+// row is one line of the decision report.
+type row struct {
+	kind      lockstate.ReapKind
+	id        string
+	runURL    string
+	obs       *Observation
+	times     string
+	verdict   string
+	action    string
+	unchecked bool // not verified: kept unchanged
+}
+
+func (r *reaper) lock() string { return r.lk.Target.Lock }
+
+func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
+	snap, err := r.lk.Store.Load(scanCtx)
+	if err != nil {
+		if ctx.Err() == nil && scanCtx.Err() != nil {
+			r.deadline = true
+			return r.finish()
+		}
+		return err
+	}
+	r.latest = snap
+
+	r.scanHolders(ctx, scanCtx, writeCtx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.scanQuarantines(ctx, scanCtx, writeCtx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.scanQueue(ctx, scanCtx, writeCtx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return r.finish()
+}
+
+// observe runs one status read and classifies its failure: the scan
+// deadline (stop scanning), a cancelled run (stop everything) or an
+// evidence error (keep this entry, continue).
+func (r *reaper) observe(ctx, scanCtx context.Context, read func(context.Context) (Observation, error)) (Observation, string, bool) {
+	if scanCtx.Err() != nil {
+		r.deadline = ctx.Err() == nil
+		return Observation{}, "scan deadline elapsed before this entry was read", false
+	}
+	o, err := read(scanCtx)
+	if err == nil {
+		return o, "", true
+	}
+	switch {
+	case ctx.Err() != nil:
+		return o, "cancelled", false
+	case scanCtx.Err() != nil:
+		r.deadline = true
+		return o, "scan deadline elapsed during the status read", false
+	}
+	r.evidenceErrs = append(r.evidenceErrs, err)
+	return o, "status unavailable: " + err.Error(), false
+}
+
+func (r *reaper) scanHolders(ctx, scanCtx, writeCtx context.Context) {
+	holders := append([]lockstate.Holder(nil), r.latest.State.Holders...)
+	// Capacity-critical first: earliest lease first, so a scan deadline
+	// leaves the likeliest stale holders already proven.
+	sort.SliceStable(holders, func(i, j int) bool { return leaseBefore(holders[i].ExpiresAt, holders[j].ExpiresAt) })
+	for _, h := range holders {
+		rw := row{kind: lockstate.ReapHolder, id: h.HolderID, runURL: h.RunURL,
+			times: fmt.Sprintf("acquired %s, lease until %s", orDash(h.AcquiredAt), orDash(h.ExpiresAt))}
+		if r.deadline || ctx.Err() != nil {
+			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForHolder(c, h) })
+		if !ok {
+			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		rw.obs = &o
+		v := lockstate.EvaluateHolder(h, o.Evidence, r.d.Clock.Now())
+		rw.verdict = verdictText(v)
+		if !v.Stale {
+			rw.action = "kept"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		req := lockstate.ReapRequest{Holders: []lockstate.HolderEvidence{{Holder: h, Evidence: o.Evidence, ReservationID: r.d.NewID()}}}
+		rw.action = r.checkpoint(writeCtx, msgHolder+r.lock(), req)[0]
+		r.rows = append(r.rows, rw)
+	}
+}
+
+func (r *reaper) scanQuarantines(ctx, scanCtx, writeCtx context.Context) {
+	st := r.latest.State
+	if st.SchemaVersion < 5 {
+		return
+	}
+	now := r.d.Clock.Now()
+	for _, q := range st.Reservations {
+		if q.State != lockstate.ReservationQuarantine {
+			continue
+		}
+		rw := row{kind: lockstate.ReapQuarantine, id: q.ReservationID, runURL: q.RunURL,
+			times: fmt.Sprintf("created %s", orDash(q.CreatedAt))}
+		created, ok := lockstate.ParseTime(q.CreatedAt)
+		switch {
+		case st.ActiveIncident != nil:
+			rw.verdict, rw.action = "auto-recovery skipped: account incident "+st.ActiveIncident.IncidentID+" is active", "kept"
+		case !ok || created.Add(r.grace).After(now):
+			rw.verdict, rw.action = fmt.Sprintf("younger than the %s auto-recovery grace", r.grace), "kept"
+		case r.deadline || ctx.Err() != nil:
+			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
+		}
+		if rw.action != "" {
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForReservation(c, q) })
+		if !ok {
+			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		rw.obs = &o
+		v := lockstate.QuarantineOwnerFinished(q, o.Evidence)
+		rw.verdict = verdictText(v)
+		if !v.Stale {
+			rw.action = "kept"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		if !r.cfgLoaded {
+			cfg, warnings, err := r.lk.Store.LoadConfig(scanCtx)
+			for _, w := range warnings {
+				r.a.Warning(w)
+			}
+			if err != nil {
+				if ctx.Err() == nil && scanCtx.Err() != nil {
+					r.deadline = true
+				} else {
+					r.evidenceErrs = append(r.evidenceErrs, err)
+				}
+				rw.unchecked, rw.verdict, rw.action = true, "lock config unavailable: "+err.Error(), "kept unchanged"
+				r.rows = append(r.rows, rw)
+				continue
+			}
+			r.cfg, r.cfgLoaded = cfg, true
+		}
+		req := lockstate.ReapRequest{LeaseGrace: r.grace, Quarantines: []lockstate.QuarantineEvidence{{Reservation: q, Evidence: o.Evidence}}}
+		rw.action = r.checkpoint(writeCtx, msgQuarantine+r.lock(), req)[0]
+		r.rows = append(r.rows, rw)
+	}
+}
+
+func (r *reaper) scanQueue(ctx, scanCtx, writeCtx context.Context) {
+	var proven []lockstate.QueueEvidence
+	var provenRows []int
+	for _, e := range r.latest.State.Queue {
+		rw := row{kind: lockstate.ReapQueueEntry, id: e.HolderID, runURL: e.RunURL, times: "queued " + orDash(e.QueuedAt)}
+		if r.deadline || ctx.Err() != nil {
+			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForEntry(c, e) })
+		if !ok {
+			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
+			r.rows = append(r.rows, rw)
+			continue
+		}
+		rw.obs = &o
+		v := lockstate.QueueEntryFinished(e, o.Evidence)
+		rw.verdict = verdictText(v)
+		rw.action = "kept"
+		if v.Stale {
+			proven = append(proven, lockstate.QueueEvidence{Entry: e, Evidence: o.Evidence})
+			provenRows = append(provenRows, len(r.rows))
+		}
+		r.rows = append(r.rows, rw)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	// One write for the proven FIFO prefix and any expired cooldowns.
+	msg := msgQueue + r.lock()
+	if len(proven) == 0 {
+		msg = msgPrune + r.lock()
+	}
+	actions := r.checkpoint(writeCtx, msg, lockstate.ReapRequest{Queue: proven})
+	for k, i := range provenRows {
+		r.rows[i].action = actions[k]
+	}
+}
+
+// checkpoint writes one proven transition by compare-and-swap. On a
+// conflict the store re-reads and the mutation re-applies only the proven
+// changes to the fresh state (lockstate.Reap matches every run-identity
+// field); if none applies any more, nothing is written. It returns the
+// decision of the last round and the action text for each request item, in
+// the order of lockstate.ReapDecision.Items.
+func (r *reaper) checkpoint(ctx context.Context, message string, req lockstate.ReapRequest) []string {
+	var dec lockstate.ReapDecision
+	cfg := r.cfg
+	res, err := r.lk.Store.Update(ctx, message, func(st *lockstate.State) error {
+		out, d, err := lockstate.Reap(st, cfg, req, r.d.Clock.Now())
+		if err != nil {
+			return err
+		}
+		dec = d
+		if !d.Changed {
+			return store.ErrNoChange
+		}
+		*st = *out
+		return nil
+	})
+	if res.SHA != "" || res.Written {
+		r.latest = res.Snapshot
+	}
+	if res.Ambiguous {
+		r.reaped = true
+	}
+	n := len(req.Holders) + len(req.Quarantines) + len(req.Queue)
+	actions := make([]string, n)
+	fill := func(text string) []string {
+		for i := range actions {
+			actions[i] = text
+		}
+		return actions
+	}
+	if err != nil {
+		r.checkpointErr = append(r.checkpointErr, fmt.Errorf("%s: %w", message, err))
+		if res.Ambiguous {
+			return fill("write outcome ambiguous, then the checkpoint failed: " + oneLine(err.Error()))
+		}
+		return fill("checkpoint failed, nothing written: " + oneLine(err.Error()))
+	}
+	if res.Written {
+		r.reaped = true
+		r.commits++
+		if n == 0 && dec.PrunedCooldowns > 0 {
+			r.notes = append(r.notes, fmt.Sprintf("Pruned %d expired cooldown(s) (commit %q, %s).", dec.PrunedCooldowns, message, shortSHA(res.SHA)))
+		}
+	}
+	commit := fmt.Sprintf("commit %q, %s", message, shortSHA(res.SHA))
+	for i, it := range dec.Items {
+		if i >= n {
+			break
+		}
+		switch {
+		case it.Outcome == lockstate.ReapNoLongerMatches && res.Ambiguous:
+			actions[i] = "already applied: an ambiguous write landed and the fresh state no longer holds this version"
+		case it.Outcome == lockstate.ReapNoLongerMatches:
+			actions[i] = "skipped: the fresh state no longer holds the proven version (changed concurrently)"
+		case !it.Applied():
+			actions[i] = "kept (" + string(it.Outcome) + ")"
+		case it.Outcome == lockstate.ReapQuarantined:
+			actions[i] = fmt.Sprintf("quarantined as %s (%s)", it.Reservation.ReservationID, commit)
+		case it.Outcome == lockstate.ReapFreed && it.Kind == lockstate.ReapHolder:
+			actions[i] = fmt.Sprintf("holder removed, slot freed (schema below 4; %s)", commit)
+		case it.Outcome == lockstate.ReapFreed:
+			actions[i] = fmt.Sprintf("quarantine removed, slot freed (releaseCooldownSeconds 0; %s)", commit)
+		case it.Outcome == lockstate.ReapAutoRecovered:
+			actions[i] = fmt.Sprintf("converted to cooldown until %s (%s)", it.Reservation.AvailableAt, commit)
+		case it.Outcome == lockstate.ReapDropped:
+			actions[i] = fmt.Sprintf("removed from the queue (%s)", commit)
+		}
+	}
+	return actions
+}
+
+// finish writes the outputs and the summary, then reports the run's
+// failure, if any: the scan deadline first, then checkpoint failures, then
+// unavailable evidence.
+func (r *reaper) finish() error {
+	outErr := setOutputs(r.a, r.reaped, r.latest.SHA)
+	sumErr := r.summary()
+	var err error
+	switch {
+	case r.deadline:
+		err = &Error{Code: CodeDeadlineElapsed, Message: fmt.Sprintf(
+			"scheduled reaper status scan of %s exceeded its %s deadline; unverified lock entries were retained fail-closed and proven changes were checkpointed", r.lock(), ScanBudget)}
+	case len(r.checkpointErr) > 0:
+		err = &Error{Code: CodeCheckpointFailed, Message: fmt.Sprintf("%d proven transition(s) of %s could not be written", len(r.checkpointErr), r.lock()), Err: r.checkpointErr[0]}
+	case len(r.evidenceErrs) > 0:
+		err = &Error{Code: CodeEvidenceUnavailable, Message: fmt.Sprintf("%d status read(s) for %s failed; those entries were kept unchanged", len(r.evidenceErrs), r.lock()), Err: r.evidenceErrs[0]}
+	}
+	if err != nil {
+		return err
+	}
+	if outErr != nil {
+		return outErr
+	}
+	return sumErr
+}
+
+func setOutputs(a *actionio.IO, reaped bool, sha string) error {
+	if err := a.SetOutput(recovery.OutputReaped, fmt.Sprint(reaped)); err != nil {
+		return err
+	}
+	return a.SetOutput(recovery.OutputStateSHA, sha)
+}
+
+func leaseBefore(a, b string) bool {
+	ta, oka := lockstate.ParseTime(a)
+	tb, okb := lockstate.ParseTime(b)
+	switch {
+	case oka && okb:
+		return ta.Before(tb)
+	case oka != okb:
+		return oka // a parseable lease sorts before an unparseable one
+	}
+	return false
+}
+
+func verdictText(v lockstate.Verdict) string {
+	if v.Stale {
+		return "stale: " + v.Reason
+	}
+	return "live: " + v.Reason
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func oneLine(s string) string { return actionio.OneLine(s) }
