@@ -15,6 +15,7 @@ package lockview
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,11 +55,12 @@ func repoFlag(repository string) string {
 // when the state carries none.
 type FencingTokenFunc func(s *lockstate.State, holderID string) string
 
-// HolderFencingToken is the default FencingTokenFunc. Schemas 1-5 carry no
-// fencing token, so it returns "". When lockstate gains schema 6 (holder
-// field fencingToken), this becomes lockstate.FencingToken(s, holderID).
+// HolderFencingToken is the default FencingTokenFunc: the holder's schema-6
+// fencing token, or "" below schema 6 (no token).
 func HolderFencingToken(s *lockstate.State, holderID string) string {
-	_, _ = s, holderID
+	if t := lockstate.FencingToken(s, holderID); t > 0 {
+		return strconv.FormatInt(t, 10)
+	}
 	return ""
 }
 

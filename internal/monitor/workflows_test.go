@@ -61,11 +61,13 @@ func TestMonitorWorkflows(t *testing.T) {
 		run                     string
 		main                    func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr *bytes.Buffer) error
 		workflowRun             string
+		env                     map[string]string
 	}{
 		{
 			file: "lock-recovery-audit.yml", name: "Build lock incident recovery audit", cron: "2,12,22,32,42,52 * * * *",
 			group: "build-lock-incident-recovery-audit", perms: map[string]string{"contents": "read", "issues": "write"},
-			run: "go run ./cmd/lock-recovery-audit --lock=wallstop-organization-builds --state-ref=lock-state",
+			run: "go run ./cmd/lock-recovery-audit --state-ref=lock-state",
+			env: map[string]string{"GITHUB_TOKEN": "${{ github.token }}", "BUILD_LOCK_NAME": "${{ vars.BUILD_LOCK_NAME }}"},
 			main: func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr *bytes.Buffer) error {
 				return incidentaudit.Main(ctx, args, getenv, stdout, stderr, monitor.Deps{})
 			},
@@ -112,7 +114,11 @@ func TestMonitorWorkflows(t *testing.T) {
 						assert.NotContains(t, s.Run, "${{")
 						assert.NotContains(t, strings.TrimSpace(s.Run), "\n", "one command per step")
 						runs = append(runs, s.Run)
-						assert.Equal(t, map[string]string{"GITHUB_TOKEN": "${{ github.token }}"}, s.Env)
+						wantEnv := tc.env
+						if wantEnv == nil {
+							wantEnv = map[string]string{"GITHUB_TOKEN": "${{ github.token }}"}
+						}
+						assert.Equal(t, wantEnv, s.Env)
 					}
 				}
 				require.Equal(t, []string{tc.run}, runs)

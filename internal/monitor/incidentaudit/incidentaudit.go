@@ -379,7 +379,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
 	fs := flag.NewFlagSet("lock-recovery-audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lock := fs.String("lock", "", "lock name (required)")
+	lock := fs.String("lock", "", "lock name (default $BUILD_LOCK_NAME; one of them is required)")
 	ref := fs.String("state-ref", DefaultStateRef, "branch or ref that holds locks/<lock>.json")
 	repo := fs.String("repo", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
 	if err := fs.Parse(args); err != nil {
@@ -390,6 +390,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", monitor.ErrUsage, fs.Args())
+	}
+	if *lock == "" {
+		// The workflow passes the repository variable through the
+		// environment, so no expression is expanded inside run:.
+		*lock = strings.TrimSpace(getenv("BUILD_LOCK_NAME"))
 	}
 	env, err := monitor.ReadEnv(getenv)
 	if err != nil {
