@@ -25,6 +25,7 @@ func demoFlags(fs *flag.FlagSet, o *demo.Options) {
 	fs.IntVar(&o.DeadJobs, "dead", demo.DefaultDeadJobs, "jobs that die while holding a seat")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (0 = random)")
 	fs.DurationVar(&o.Timeout, "timeout", demo.DefaultTimeout, "abort the run after this long")
+	fs.DurationVar(&o.ReapEvery, "reap-every", demo.DefaultReapEvery, "how often the scheduled reaper runs (compressed from 5 minutes)")
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,7 +73,7 @@ func checkDemoFlags(o demo.Options) error {
 			return fmt.Errorf("--%s must be at least 1", name)
 		}
 	}
-	if o.Poll <= 0 || o.HoldMin < 0 || o.HoldMax < 0 || o.ArrivalSpread < 0 || o.Timeout <= 0 {
+	if o.Poll <= 0 || o.HoldMin < 0 || o.HoldMax < 0 || o.ArrivalSpread < 0 || o.Timeout <= 0 || o.ReapEvery <= 0 {
 		return fmt.Errorf("durations must be positive")
 	}
 	return nil

@@ -226,6 +226,13 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report) int {
 			continue
 		}
 		n++
+		if reclaimed(prev, cur, h.RunnerID) {
+			// A same-runner quarantine reclaim turns the runner's own
+			// quarantine into this holder: it takes no seat another waiter
+			// could have used, so it displaces nobody (spec §2.6).
+			rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t})
+			continue
+		}
 		pos, wasQueued := prev.queued[h.HolderID]
 		if !wasQueued {
 			pos = len(prev.st.Queue) // joined and admitted in one write: behind everyone
@@ -257,6 +264,29 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report) int {
 		rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t, Overtook: overtook})
 	}
 	return n
+}
+
+// reclaimed reports whether runner had a quarantine in prev that is gone in
+// cur: the admission on that runner consumed it.
+func reclaimed(prev, cur *snapshot, runner string) bool {
+	if runner == "" {
+		return false
+	}
+	had := false
+	for _, r := range prev.st.Reservations {
+		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
+			had = true
+		}
+	}
+	if !had {
+		return false
+	}
+	for _, r := range cur.st.Reservations {
+		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
+			return false
+		}
+	}
+	return true
 }
 
 func index(t time.Time, st *lockstate.State) *snapshot {

@@ -136,3 +136,30 @@ func TestPercentile(t *testing.T) {
 	assert.Equal(t, time.Duration(5), checker.Percentile(ds, 95))
 	assert.Equal(t, time.Duration(0), checker.Percentile(nil, 50))
 }
+
+func TestSameRunnerReclaimDisplacesNobody(t *testing.T) {
+	t.Parallel()
+	quarantine := func(runner string) lockstate.Reservation {
+		e := entry(9, runner)
+		return lockstate.Reservation{ReservationID: "q-1", HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow,
+			Job: e.Job, RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: runner,
+			Reason: "scheduled stale reaping: holder run is completed", State: lockstate.ReservationQuarantine,
+			CreatedAt: "2026-12-02T10:00:00.000Z"}
+	}
+	v := func(sec int, holders []lockstate.Holder, queue []lockstate.Entry, res []lockstate.Reservation) checker.Version {
+		s := lockstate.Empty("seats")
+		s.SchemaVersion = 4
+		s.Holders, s.Queue, s.Reservations = holders, queue, res
+		s.UpdatedAt = lockstate.FormatTime(t0.Add(time.Duration(sec) * time.Second))
+		data, err := lockstate.Encode(s)
+		require.NoError(t, err)
+		return checker.Version{Time: t0.Add(time.Duration(sec) * time.Second), Content: data, Message: "v"}
+	}
+	vs := []checker.Version{
+		v(0, []lockstate.Holder{holder(1, "r1")}, []lockstate.Entry{entry(2, "r2"), entry(3, "r3")}, []lockstate.Reservation{quarantine("r3")}),
+		// r3's job reclaims its runner's quarantine ahead of the waiter on r2.
+		v(1, []lockstate.Holder{holder(1, "r1"), holder(3, "r3")}, []lockstate.Entry{entry(2, "r2")}, []lockstate.Reservation{}),
+	}
+	rep := checker.Check(vs, checker.Input{Lock: "seats", MaxHolders: 2})
+	assert.True(t, rep.OK(), rep.Violations)
+}

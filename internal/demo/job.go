@@ -35,6 +35,8 @@ type job struct {
 
 	// written only by the job's goroutine, read after the run
 	holderID     string
+	diedAt       time.Time
+	rebooted     bool // guarded by world.mu
 	admittedAt   time.Time
 	waitedFor    time.Duration
 	fencingToken string
@@ -88,13 +90,20 @@ func (w *world) runJob(ctx context.Context, j *job) error {
 	j.waitedFor = j.admittedAt.Sub(start)
 	j.fencingToken = outs["fencing-token"]
 	w.setState(j, "holding")
-	w.logf("%s on %s ACQUIRED a seat after %v (attempts=%s, fencing-token=%s) — holding for %v",
-		j.name, runner, j.waitedFor.Round(time.Millisecond), outs["attempts"], orDash(j.fencingToken), j.hold.Round(time.Millisecond))
+	reclaimed := ""
+	if outs["quarantine-recovered"] == "true" {
+		reclaimed = " by reclaiming the quarantined seat on its runner"
+	}
+	w.logf("%s on %s ACQUIRED a seat%s after %v (attempts=%s, fencing-token=%s) — holding for %v",
+		j.name, runner, reclaimed, j.waitedFor.Round(time.Millisecond), outs["attempts"], orDash(j.fencingToken), j.hold.Round(time.Millisecond))
 
 	if err := (clock.Real{}).Sleep(ctx, j.hold); err != nil {
 		return err
 	}
 	if j.dies {
+		j.diedAt = time.Now()
+		// From now on the run is terminal: the reaper may remove the holder.
+		w.addRemoval(j.holderID)
 		w.setState(j, "dead")
 		_ = w.em.SetJobStatus(owner, j.repo, jobID, "completed", "failure")
 		_ = w.em.SetRunStatus(owner, j.repo, runID, "completed", "failure")

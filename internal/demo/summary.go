@@ -40,6 +40,10 @@ type Summary struct {
 	HandoffGapMS                Stat    `json:"handoff_gap_ms"`
 	HandoffGapPolls             StatF   `json:"handoff_gap_polls"`
 	WaitMS                      Stat    `json:"wait_ms"`
+	// StaleRecovery tells, for every job that died holding its seat, when
+	// the reaper quarantined the seat and when and how it returned to
+	// service.
+	StaleRecovery []StaleRecovery `json:"stale_recovery"`
 }
 
 // AdmissionRow is one admission in commit order.
@@ -87,6 +91,11 @@ type StatF struct {
 // OK reports whether every safety invariant held and every live job
 // finished.
 func (s *Summary) OK() bool {
+	for _, r := range s.StaleRecovery {
+		if r.BackInServiceAtMS == 0 {
+			return false
+		}
+	}
 	return len(s.Violations) == 0 && len(s.FailedJobs) == 0
 }
 
@@ -205,8 +214,13 @@ func (s *Summary) Render(out io.Writer) {
 	fmt.Fprintf(out, "  handoff gap (seat freed -> next admission): median %dms (%.2f polls), p95 %dms (%.2f polls), n=%d\n",
 		s.HandoffGapMS.Median, s.HandoffGapPolls.Median, s.HandoffGapMS.P95, s.HandoffGapPolls.P95, s.HandoffGapMS.N)
 	fmt.Fprintf(out, "  wait for a seat: median %dms, p95 %dms, max %dms\n", s.WaitMS.Median, s.WaitMS.P95, s.WaitMS.Max)
-	if len(s.DiedHolding) > 0 {
-		fmt.Fprintf(out, "  note: %v died holding a seat; it stays held until the scheduled reaper recovers it\n", s.DiedHolding)
+	for _, r := range s.StaleRecovery {
+		if r.BackInServiceAtMS == 0 {
+			fmt.Fprintf(out, "  stale recovery: %s on %s died at +%.2fs; its seat was NOT returned to service\n", r.Job, r.Runner, float64(r.DiedAtMS)/1000)
+			continue
+		}
+		fmt.Fprintf(out, "  stale recovery: %s on %s died at +%.2fs, quarantined by the reaper at +%.2fs, back in service at +%.2fs by %s (%.2fs after death)\n",
+			r.Job, r.Runner, float64(r.DiedAtMS)/1000, float64(r.QuarantinedAtMS)/1000, float64(r.BackInServiceAtMS)/1000, r.How, float64(r.RecoveryMS)/1000)
 	}
 	if s.OK() {
 		fmt.Fprintln(out, "  result: OK")
