@@ -75,6 +75,19 @@ func (a *IO) PositiveInt(name string, def int) (int, error) {
 	return n, nil
 }
 
+// PositiveIntMax is PositiveInt with an upper bound, for inputs that become
+// durations: an unbounded value would overflow time.Duration arithmetic.
+func (a *IO) PositiveIntMax(name string, def, maxVal int) (int, error) {
+	n, err := a.PositiveInt(name, def)
+	if err != nil {
+		return 0, err
+	}
+	if n > maxVal {
+		return 0, &InputError{Input: name, Code: CodeInvalidPositiveInt, Message: fmt.Sprintf("must be a positive integer no greater than %d", maxVal)}
+	}
+	return n, nil
+}
+
 // NonNegativeIntMax parses input name as digits only with 0 ≤ value ≤ maxVal
 // (spec §1.2 nonNegativeIntegerInput). An absent input yields def.
 func (a *IO) NonNegativeIntMax(name string, def, maxVal int) (int, error) {

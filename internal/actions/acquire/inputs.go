@@ -66,6 +66,16 @@ type settings struct {
 	configTTL        time.Duration
 }
 
+// Upper bounds of the duration inputs. The reference accepts any positive
+// integer; beyond these the duration arithmetic overflows, and no GitHub job
+// lives that long anyway (a workflow run ends after 35 days).
+const (
+	// MaxMinutes bounds timeout-minutes and lease-minutes (one year).
+	MaxMinutes = 525600
+	// MaxPollSeconds bounds poll-seconds (one day).
+	MaxPollSeconds = 86400
+)
+
 // readSettings validates every input before any credential is parsed or
 // request sent: lockaction.ParseTarget first, then the identity, timing
 // and requirement inputs. An invalid pull-request input is not returned as
@@ -85,16 +95,16 @@ func readSettings(a *actionio.IO, d Deps) (settings, error) {
 	}
 	s.runnerID = a.Input(InputRunnerID)
 	s.pr, s.prErr = prhead.ReadInputs(a, s.target.APIURL)
-	minutes, err := a.PositiveInt(InputTimeoutMinutes, DefaultTimeoutMinutes)
+	minutes, err := a.PositiveIntMax(InputTimeoutMinutes, DefaultTimeoutMinutes, MaxMinutes)
 	if err != nil {
 		return s, err
 	}
 	s.timeout = time.Duration(minutes) * time.Minute
-	if minutes, err = a.PositiveInt(InputLeaseMinutes, DefaultLeaseMinutes); err != nil {
+	if minutes, err = a.PositiveIntMax(InputLeaseMinutes, DefaultLeaseMinutes, MaxMinutes); err != nil {
 		return s, err
 	}
 	s.lease = time.Duration(minutes) * time.Minute
-	seconds, err := a.PositiveInt(InputPollSeconds, DefaultPollSeconds)
+	seconds, err := a.PositiveIntMax(InputPollSeconds, DefaultPollSeconds, MaxPollSeconds)
 	if err != nil {
 		return s, err
 	}

@@ -1,0 +1,46 @@
+package release
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+)
+
+// FuzzSettings feeds arbitrary workflow inputs to release's input
+// validation: it never panics; an invalid cleanup report degrades (never an
+// error) to unknown/healthy with a validation code; the rejected raw report
+// values never reach the log; the deadline is 0 or within 30-3600 s.
+func FuzzSettings(f *testing.F) {
+	f.Add("seats", "default", "", "r1", "", "confirmed", "healthy", "cleanup-confirmed", "120", "5")
+	f.Add("seats", "x", "acme/game:1:build:x", "", "maybe", "CONFIRMED", "sick", "secret-marker-123", "29", "0")
+	f.Add("seats", "x", "other/repo:1:b:x", "r", "true", "unknown", "blocked", "unity-account-limit-20111", "99999999999", "abc")
+	f.Fuzz(func(t *testing.T, lock, suffix, holderID, runner, resourceSafe, status, health, reason, deadline, attempts string) {
+		env := map[string]string{
+			"INPUT_LOCK_NAME": lock, "INPUT_HOLDER_ID_SUFFIX": suffix, "INPUT_HOLDER_ID": holderID, "INPUT_RUNNER_ID": runner,
+			"INPUT_RESOURCE_SAFE": resourceSafe, "INPUT_RESOURCE_CLEANUP_STATUS": status, "INPUT_RESOURCE_HEALTH": health,
+			"INPUT_RESOURCE_REASON": reason, "INPUT_RELEASE_RETRY_DEADLINE_SECONDS": deadline, "INPUT_API_MAX_ATTEMPTS": attempts,
+			"GITHUB_ACTION_REPOSITORY": "acme/build-lock", "GITHUB_REPOSITORY": "acme/game", "GITHUB_RUN_ID": "1", "GITHUB_JOB": "build",
+			"GITHUB_REPOSITORY_ID": "42", "GITHUB_REPOSITORY_OWNER_ID": "7",
+		}
+		var log bytes.Buffer
+		a := actionio.New(func(k string) string { return env[k] }, &log)
+		s, err := readSettings(a)
+		if len(reason) >= 8 && s.degradedCode != "" && strings.Contains(log.String(), reason) {
+			t.Fatalf("a rejected resource-reason reached the log: %q", log.String())
+		}
+		if err != nil {
+			return
+		}
+		if s.deadlineSecs != 0 && (s.deadlineSecs < MinDeadlineSeconds || s.deadlineSecs > MaxDeadlineSeconds) {
+			t.Fatalf("deadline %d outside 0 or 30-3600", s.deadlineSecs)
+		}
+		if s.degradedCode != "" && (s.report.Status != "unknown" || s.report.Health != "healthy") {
+			t.Fatalf("a degraded report must be unknown/healthy, got %+v", s.report)
+		}
+		if strings.ContainsAny(s.holderID, "\r\n") {
+			t.Fatalf("holder id with a line break accepted: %q", s.holderID)
+		}
+	})
+}
