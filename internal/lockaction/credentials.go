@@ -41,10 +41,14 @@ func ParseAppCredentials(a *actionio.IO, idVar, keyVar string) (AppCredentials, 
 	rawID := strings.TrimSpace(a.Getenv(idVar))
 	key := a.Getenv(keyVar)
 	if strings.TrimSpace(key) != "" {
-		a.Mask(key)
-		for _, line := range strings.Split(strings.ReplaceAll(key, `\n`, "\n"), "\n") {
-			if line = strings.TrimSpace(line); len(line) > 8 && !strings.HasPrefix(line, privateKeyMaskHint) && !strings.HasPrefix(line, "-----END") {
-				a.Mask(line)
+		a.Mask(key) // line by line for a multi-line PEM
+		if !strings.Contains(key, "\n") && strings.Contains(key, `\n`) {
+			// A key stored with literal "\n" separators (spec §3.4) is one
+			// line here but many once converted; mask those lines too.
+			for _, line := range strings.Split(strings.ReplaceAll(key, `\n`, "\n"), "\n") {
+				if line = strings.TrimSpace(line); len(line) > 8 && !strings.HasPrefix(line, privateKeyMaskHint) && !strings.HasPrefix(line, "-----END") {
+					a.Mask(line)
+				}
 			}
 		}
 	}
