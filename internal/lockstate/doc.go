@@ -5,7 +5,9 @@
 //
 // The package does no I/O, reads no clock (now is always a parameter) and
 // uses no randomness (IDs arrive in requests). It imports nothing from the
-// project. Callers read a document, Decode it, run one transition, and write
+// project but internal/plant, a leaf whose planted-bug switches are the
+// constant false outside `go test -tags plantedbugs` (the simulation's proof
+// that its checker can fail). Callers read a document, Decode it, run one transition, and write
 // Encode(result) by compare-and-swap when the decision says Changed.
 //
 // Safety rules enforced here:

@@ -1,6 +1,10 @@
 package lockstate
 
-import "time"
+import (
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
+)
 
 // EffectiveRunnerSerialization reports whether admission is serialized per
 // runner: the config flag, or a state that already reached schema 3 (a config
@@ -15,7 +19,11 @@ func EffectiveRunnerSerialization(s *State, cfg Config) bool {
 // PruneExpiredCooldowns's result. It is negative when maxHolders was lowered
 // below the current occupancy.
 func FreeSlots(s *State, cfg Config) int {
-	return cfg.MaxHolders - len(s.Holders) - len(s.Reservations)
+	free := cfg.MaxHolders - len(s.Holders) - len(s.Reservations)
+	if plant.Enabled(plant.FreeSlotOffByOne) { // planted bug (tests only)
+		free++
+	}
+	return free
 }
 
 // QueuePosition returns the 1-based position of holderID's first queue

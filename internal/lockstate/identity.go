@@ -3,6 +3,8 @@ package lockstate
 import (
 	"fmt"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 )
 
 // Identity is a caller's run identity (spec §2.5). HolderID excludes the run
@@ -120,5 +122,5 @@ func ownsEntry(stored Entry, holderID, attempt string, schema int, lock string) 
 			"clean up %s on %s: run attempts %q (stored) and %q (caller) must be canonical positive decimals",
 			holderID, lock, stored.RunAttempt, attempt))
 	}
-	return compareDecimal(attempt, stored.RunAttempt) >= 0, nil
+	return compareDecimal(attempt, stored.RunAttempt) >= 0 || plant.Enabled(plant.DropAttemptFence), nil // planted bug (tests only)
 }

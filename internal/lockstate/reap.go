@@ -3,6 +3,8 @@ package lockstate
 import (
 	"fmt"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 )
 
 // This file holds the scheduled reaper's pure side (spec §4.1, §4.2): the
@@ -464,7 +466,7 @@ func reapHolder(work *State, he HolderEvidence, it *ReapItem, now time.Time) err
 // incident) to a cooldown, or frees it when the cooldown is 0.
 func autoRecover(work *State, cfg Config, qe QuarantineEvidence, it *ReapItem, grace time.Duration, now time.Time) {
 	it.Outcome = ReapKept
-	if !it.Verdict.Stale {
+	if !it.Verdict.Stale && !plant.Enabled(plant.QuarantineOnTimeAlone) { // planted bug (tests only)
 		return
 	}
 	created, ok := ParseTime(qe.Reservation.CreatedAt)

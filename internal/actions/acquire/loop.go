@@ -9,6 +9,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
@@ -75,6 +76,9 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 			return true, false, q.admitted(ctx, snap.SHA, snap.State, dec)
 		}
 	case lockstate.OutcomeAdmitted:
+		if plant.Enabled(plant.TrustStaleRead) { // planted bug (tests only)
+			return true, false, q.admitted(ctx, snap.SHA, snap.State, dec)
+		}
 		if err := q.checkPR(ctx, "before the admission write"); err != nil {
 			return true, false, err
 		}

@@ -1,0 +1,57 @@
+// Package plant holds the switches of the planted bugs (reliability goal
+// R-T1: the checker must be able to fail). Each switch guards a one-line
+// hook in production code that, when on, reintroduces a known class of bug.
+//
+// Production binaries cannot turn a bug on: without the plantedbugs build
+// tag Enabled is a constant false (plant_off.go) that the compiler folds
+// away, and there is no setter at all. Only `go test -tags plantedbugs`
+// compiles plant_on.go, whose Set flips an atomic flag.
+package plant
+
+// Bug names one planted bug.
+type Bug int
+
+// The planted bugs.
+const (
+	// FreeSlotOffByOne makes lockstate.FreeSlots count one seat too many.
+	FreeSlotOffByOne Bug = iota
+	// SkipAmbiguousReconcile makes store.Update treat a write whose outcome
+	// is ambiguous as written instead of re-reading to reconcile it.
+	SkipAmbiguousReconcile
+	// QuarantineOnTimeAlone makes lockstate.Reap auto-recover an aged
+	// quarantine without proof that its owning run finished.
+	QuarantineOnTimeAlone
+	// DropAttemptFence makes lockstate cleanup ownership ignore the run
+	// attempt, so a stale attempt removes a newer attempt's entry.
+	DropAttemptFence
+	// TrustStaleRead makes acquire report acquired from a read that would
+	// admit it, without a committed compare-and-swap.
+	TrustStaleRead
+	numBugs
+)
+
+// All lists every planted bug.
+func All() []Bug {
+	out := make([]Bug, 0, numBugs)
+	for b := range numBugs {
+		out = append(out, b)
+	}
+	return out
+}
+
+// String names the bug.
+func (b Bug) String() string {
+	switch b {
+	case FreeSlotOffByOne:
+		return "free-slot-off-by-one"
+	case SkipAmbiguousReconcile:
+		return "skip-ambiguous-reconcile"
+	case QuarantineOnTimeAlone:
+		return "quarantine-freed-on-time-alone"
+	case DropAttemptFence:
+		return "drop-run-attempt-fence"
+	case TrustStaleRead:
+		return "trust-stale-read"
+	}
+	return "unknown"
+}
