@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
@@ -71,6 +72,12 @@ type Config struct {
 	// ETagCacheEntries bounds the conditional-GET cache; 0 means
 	// DefaultETagCacheEntries, negative disables the cache.
 	ETagCacheEntries int
+	// AttemptTimeout, when positive, bounds every attempt of an
+	// attempt-bounded call (a Budget without Deadline) in flight: a stalled
+	// connection fails that attempt as a transport error (outcome unknown
+	// for a mutation), which is retried within the attempt budget. Zero
+	// leaves such attempts bounded only by the caller's context.
+	AttemptTimeout time.Duration
 }
 
 // Client is a go-github client plus the one retry/deadline contract shared
@@ -86,6 +93,8 @@ type Client struct {
 	app    *appAuth
 	cache  *etagCache
 	stats  *statsCounter
+
+	attemptTimeout time.Duration
 }
 
 // New validates cfg and builds a Client. It makes no network calls: the App
@@ -124,6 +133,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		mask:   cfg.Mask,
 		token:  cfg.Token,
 		stats:  newStatsCounter(),
+
+		attemptTimeout: cfg.AttemptTimeout,
 	}
 	if c.clock == nil {
 		c.clock = clock.Real{}

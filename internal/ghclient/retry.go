@@ -14,6 +14,12 @@ import (
 // 10 s (notes B.9), so a longer stall is a dead connection.
 const LateAttemptTimeout = 10 * time.Second
 
+// AttemptTimeout is the in-flight bound of one attempt of an attempt-bounded
+// call for clients that set Config.AttemptTimeout to it (the state-writer
+// client): GitHub abandons a request after 10 s (notes B.9), so a longer
+// stall is a dead connection.
+const AttemptTimeout = 10 * time.Second
+
 // MinBackoff is the smallest self-generated backoff. Full jitter draws from
 // [0, cap], and a draw near 0 would be an unthrottled retry — under a
 // deadline with no attempt ceiling, a tight loop. Clamping the draw up to
@@ -176,12 +182,17 @@ func (c *Client) attemptOnce(ctx context.Context, rb resolvedBudget, inner bool,
 		}
 	}
 	actx, cancel := ctx, context.CancelFunc(func() {})
-	if rb.hasDeadline {
+	switch {
+	case rb.hasDeadline:
 		rem := rb.b.Deadline.Sub(c.clock.Now())
 		if rem <= 0 {
 			rem = LateAttemptTimeout
 		}
 		actx, cancel = context.WithTimeout(ctx, rem)
+	case c.attemptTimeout > 0:
+		// No phase deadline: bound the attempt itself, so a stalled
+		// connection is retried instead of hanging the call (R-F5).
+		actx, cancel = context.WithTimeout(ctx, c.attemptTimeout)
 	}
 	defer cancel()
 	tr := &attemptTrace{}
@@ -196,7 +207,7 @@ func (c *Client) attemptOnce(ctx context.Context, rb resolvedBudget, inner bool,
 	if o.method == "" && resp != nil && resp.Request != nil {
 		o.method, o.path = resp.Request.Method, resp.Request.URL.Path
 	}
-	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) && rb.hasDeadline {
 		o.inflightDeadline = true
 	}
 	return o

@@ -101,6 +101,9 @@ func NewWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCre
 		Knobs:                  knobs,
 		Warn:                   a.Warning,
 		Mask:                   a.Mask,
+		// Attempt-bounded calls (acquire's wait loop, post cleanup, operator
+		// recovery) have no phase deadline: bound each attempt in flight.
+		AttemptTimeout: ghclient.AttemptTimeout,
 	})
 }
 

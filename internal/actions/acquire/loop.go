@@ -17,6 +17,10 @@ import (
 // before its pull request head was checked in this iteration.
 var errReplan = errors.New("acquire: admission needs a fresh pull request head check")
 
+// errDeadline ends the wait loop at timeout-minutes; run reports the
+// timeout on the caller's context (not the expired deadline-bound one).
+var errDeadline = errors.New("acquire: timeout-minutes elapsed")
+
 // errBlocked ends a write round that found an active incident.
 var errBlocked = errors.New("acquire: an active incident blocks admission")
 
@@ -24,7 +28,7 @@ var errBlocked = errors.New("acquire: an active incident blocks admission")
 func (q *acquirer) loop(ctx context.Context) error {
 	for {
 		if !q.now().Before(q.deadline) {
-			return q.timeout(ctx)
+			return errDeadline
 		}
 		q.attempts++
 		if err := q.maybeCheckPR(ctx); err != nil {

@@ -94,6 +94,7 @@ func (q *acquirer) blocked(ctx context.Context, dec lockstate.AcquireDecision) e
 
 // timeout ends the wait at timeout-minutes: outputs, exact cleanup, error.
 func (q *acquirer) timeout(ctx context.Context) error {
+	q.timedOut = true
 	err := q.report(outcome{result: resultTimeout})
 	if q.mayNeedCleanup {
 		if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {

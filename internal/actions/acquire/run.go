@@ -100,10 +100,31 @@ type acquirer struct {
 	consumedQuarantine *lockstate.Reservation
 	registered         bool
 	cleanupAttempted   bool
+	// timedOut: the timeout was reported (outputs and cleanup done).
+	timedOut bool
+	// conflictStreak counts consecutive writes that lost every CAS round;
+	// it widens the wait before the next attempt (see pollDelay).
+	conflictStreak int
 }
 
-// run is the setup (spec §3.5 "Startup") and the wait loop.
+// run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
+// by timeout-minutes: a call still in flight at the deadline (a stalled or
+// partitioned connection retried inside its attempt budget) is abandoned
+// and the acquire times out, so it ends within timeout-minutes plus the
+// failure-cleanup window (R-F5).
 func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) error {
+	q.deadline = q.started.Add(q.s.timeout)
+	wctx, cancel := context.WithDeadline(ctx, q.deadline)
+	defer cancel()
+	err := q.setupAndLoop(wctx, creds)
+	if err != nil && !q.timedOut && ctx.Err() == nil && (errors.Is(err, errDeadline) || wctx.Err() != nil) {
+		return q.timeout(ctx)
+	}
+	return err
+}
+
+// setupAndLoop is the setup and the wait loop on the deadline-bound ctx.
+func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredentials) error {
 	jobID, err := q.resolveJobID(ctx)
 	if err != nil {
 		return err
@@ -122,7 +143,6 @@ func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err := q.refreshConfig(ctx, true); err != nil {
 		return err
 	}
-	q.deadline = q.started.Add(q.s.timeout)
 	return q.loop(ctx)
 }
 

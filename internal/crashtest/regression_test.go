@@ -1,0 +1,102 @@
+package crashtest
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// runBounded runs fn in the bubble and fails if it has not returned after
+// limit of virtual time; it then unblocks fn with release.
+func runBounded(t *testing.T, limit time.Duration, release func(), fn func() error) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err, time.Since(start)
+	case <-time.After(limit):
+		t.Errorf("did not return within %s of virtual time", limit)
+		release()
+		return <-done, time.Since(start)
+	}
+}
+
+// TestRegressionStalledAttemptBoundedCallEnds (crash enumeration
+// acquire/b00-r00-before-send/stall and recover-*/…/stall): an
+// attempt-bounded GitHub call (ghclient.Budget{} — acquire's wait loop,
+// operator recovery) had no per-attempt deadline, so one stalled connection
+// hung the action until the runner's job timeout (R-F5). Every attempt is
+// now bounded in flight and retried.
+func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
+	t.Run("acquire", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, cfgTwoSeats)
+			v := w.job("victim", "runner-v")
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.json", Kind: emulator.Stall, Count: 1})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err, took := runBounded(t, budgetAcquire+time.Second, cancel, func() error { return acquire.Run(ctx, deps(v, nil)) })
+			if err != nil || v.Outputs()["acquired"] != "true" {
+				t.Fatalf("acquire after one stalled read: %v %v", err, v.Outputs())
+			}
+			t.Logf("admitted after %s", took)
+		})
+	})
+	t.Run("recover-quarantine", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, cfgThreeSeats)
+			qid, _ := seedRecovery(context.Background(), t, w)
+			w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.Stall, Count: 1})
+			env := w.opEnv("operation", recovery.OperationRecover, "reservation-id", qid, "resource-safe", "true")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err, took := runBounded(t, 2*time.Minute, cancel, func() error {
+				return recovery.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
+			})
+			if err != nil {
+				t.Fatalf("recover after one stalled write: %v", err)
+			}
+			for _, r := range w.State().Reservations {
+				if r.ReservationID == qid && r.State == lockstate.ReservationQuarantine {
+					t.Fatalf("quarantine %s is still active", qid)
+				}
+			}
+			t.Logf("recovered after %s", took)
+		})
+	})
+}
+
+// TestRegressionAcquireTimeoutBoundsInFlightCalls (crash enumeration
+// acquire/b01-r00-after-response/stall/c1): acquire checked timeout-minutes
+// only between loop iterations and its calls are attempt-bounded, not
+// deadline-bound. Under a network partition starting right after the
+// installation lookup, each read nests 3 credential attempts inside each
+// of 5 attempts, each bounded in flight by 10 s (~165 s per read; the
+// config read then falls back to defaults and the state read starts over):
+// the acquire ran ~5.5 min with timeout-minutes 2. The setup and the wait
+// loop now run on a context that ends at timeout-minutes, and the acquire
+// reports a timeout and cleans up on the caller's context.
+func TestRegressionAcquireTimeoutBoundsInFlightCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, cfgTwoSeats)
+		v := w.job("victim", "runner-v").Input("timeout-minutes", "2")
+		tr := newCut(w.Em.Transport(), &cutPlan{Req: 0, Phase: phaseAfter, Label: "GET /repos/acme/build-lock/installation", Fault: faultStall}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		limit := 2*time.Minute + 30*time.Second + time.Second
+		err, took := runBounded(t, limit, func() { tr.kill(); cancel() }, func() error { return acquire.Run(ctx, deps(v, tr)) })
+		if err == nil || v.Outputs()["admission-result"] != "timeout" || v.Outputs()["acquired"] != "false" {
+			t.Fatalf("want a timeout, got %v with outputs %v", err, v.Outputs())
+		}
+		t.Logf("acquire with timeout-minutes 2 timed out after %s under a partition", took)
+	})
+}

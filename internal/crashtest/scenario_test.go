@@ -1,0 +1,245 @@
+package crashtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
+	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// Lock configs: schema 6 (fenced admission) with runner serialization,
+// resource lifecycle (cooldowns and quarantines) and account health
+// (incidents). The state is seeded at schema 6.
+const (
+	cfgTwoSeats   = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"releaseCooldownSeconds":30,"maxOvertakes":2}`
+	cfgThreeSeats = `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"releaseCooldownSeconds":30,"maxOvertakes":2}`
+)
+
+// Declared budgets, measured from the start of the victim step.
+const (
+	// acquire: timeout-minutes, then the 30 s failure-cleanup window.
+	budgetAcquire = victimTimeout + 30*time.Second
+	// post-cleanup: the post step's 60 s window (acquire/post.go postWindow).
+	budgetPost = 60 * time.Second
+	// release: release-retry-deadline-seconds 120 + the late attempt's 10 s
+	// + two conflict delays (release/run.go window).
+	budgetRelease = 120*time.Second + 10*time.Second + 2*time.Second
+	// reap: TotalBudget, the write deadline (reap.go).
+	budgetReap = reap.TotalBudget
+	// recover declares no deadline of its own; the recover workflow's job
+	// timeout (10 min) is the only bound, used as the watchdog.
+	budgetRecover = 10 * time.Minute
+	// sigintWindow is the runner's SIGINT→SIGTERM interval.
+	sigintWindow = 7500 * time.Millisecond
+)
+
+// victim is the step a case cuts.
+type victim struct {
+	job      *actiontest.Job     // consumer job (acquire, post, release), else nil
+	holderID string              // the identity the step acts for ("" for reap/recover)
+	signals  *lockaction.Signals // nil when the step has no signal handling
+	outPath  string              // GITHUB_OUTPUT of the step
+	stdout   fmt.Stringer
+	run      func(ctx context.Context, tr http.RoundTripper) error
+}
+
+// scenario is one action's realistic, deterministic setting.
+type scenario struct {
+	name   string
+	config string
+	seats  int
+	budget time.Duration
+	// ownBudget is false when the action has no deadline of its own (the
+	// budget is the workflow's job timeout).
+	ownBudget bool
+	setup     func(ctx context.Context, t testing.TB, w *world) *victim
+}
+
+var scenarios = []scenario{
+	{name: "acquire", config: cfgTwoSeats, seats: 2, budget: budgetAcquire, ownBudget: true, setup: setupAcquire},
+	{name: "release", config: cfgTwoSeats, seats: 2, budget: budgetRelease, ownBudget: true, setup: setupRelease},
+	{name: "post-cleanup", config: cfgTwoSeats, seats: 2, budget: budgetPost, ownBudget: true, setup: setupPost},
+	{name: "reap", config: cfgTwoSeats, seats: 2, budget: budgetReap, ownBudget: true, setup: setupReap},
+	{name: "recover-quarantine", config: cfgThreeSeats, seats: 3, budget: budgetRecover, setup: setupRecoverQuarantine},
+	{name: "recover-incident", config: cfgThreeSeats, seats: 3, budget: budgetRecover, setup: setupRecoverIncident},
+}
+
+func must(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("setup: %s: %v", what, err)
+	}
+}
+
+func jobVictim(j *actiontest.Job, run func(ctx context.Context, tr http.RoundTripper) error) *victim {
+	return &victim{job: j, holderID: j.HolderID(), signals: j.Signals, outPath: j.Env["GITHUB_OUTPUT"], stdout: j.Out, run: run}
+}
+
+// setupAcquire: a live holder on runner-h and a cooldown (runner-p) that
+// expires 4 s after the victim starts fill both seats, so the victim queues
+// (a queue write), polls, and is admitted when the cooldown expires (an
+// admission write).
+func setupAcquire(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	p := w.job("previous", "runner-p")
+	must(t, "previous acquires", w.acquire(ctx, p))
+	must(t, "previous releases", w.release(ctx, p, nil, "resource-cleanup-status", "confirmed"))
+	w.finish(p, "success")
+	time.Sleep(26 * time.Second)
+	v := w.job("victim", "runner-v")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return acquire.Run(ctx, deps(v, tr))
+	})
+}
+
+// setupRelease: the victim holds a seat next to a live holder and releases
+// it with confirmed cleanup (a cooldown).
+func setupRelease(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	v := w.job("victim", "runner-v")
+	must(t, "victim acquires", w.acquire(ctx, v))
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
+	})
+}
+
+// setupPost: the victim's acquire-with-cleanup main step holds a seat (and
+// registered the post step); the victim step is the post step, which
+// quarantines the unproven seat.
+func setupPost(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	v := w.job("victim", "runner-v")
+	v.Env[acquire.EnvMode] = acquire.ModeAcquireWithCleanup
+	must(t, "victim main step acquires", w.acquire(ctx, v))
+	postStep(t, v)
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		w.intent(v.HolderID(), time.Now())
+		return acquire.Run(ctx, deps(v, tr))
+	})
+}
+
+// postStep turns j's environment into its post step's: the runner exposes
+// what the main step saved as STATE_<name>.
+func postStep(t testing.TB, j *actiontest.Job) {
+	saved := j.Saved()[acquire.StateCleanup]
+	if saved != "enabled" {
+		t.Fatalf("setup: the main step of %s did not register the post step (%q)", j.Name, saved)
+	}
+	j.Env[acquire.EnvMode] = acquire.ModePostCleanup
+	j.Env["STATE_"+acquire.StateCleanup] = saved
+	j.ResetFiles()
+}
+
+// dieAfterPut lets a job's first successful contents write through and then
+// kills the job: every later request is refused.
+type dieAfterPut struct {
+	base  http.RoundTripper
+	onDie func()
+	mu    sync.Mutex
+	dead  bool
+}
+
+func (d *dieAfterPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		drain(r)
+		return nil, errKilled
+	}
+	resp, err := d.base.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPut && resp.StatusCode < 300 {
+		d.mu.Lock()
+		d.dead = true
+		d.mu.Unlock()
+		d.onDie()
+	}
+	return resp, err
+}
+
+// setupReap: a live holder, a holder whose run failed, and a queue entry
+// of a run that was cancelled while it waited (the job was killed right
+// after its queue write). The reaper quarantines the dead holder and drops
+// the finished queue entry.
+func setupReap(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	d := w.job("dead", "runner-d")
+	must(t, "dead job acquires", w.acquire(ctx, d))
+	w.finish(d, "failure")
+	f := w.job("gone", "runner-f")
+	fctx, cancel := context.WithCancel(ctx)
+	dd := f.Deps()
+	dd.Transport = &dieAfterPut{base: w.Em.Transport(), onDie: cancel}
+	_ = acquire.Run(fctx, dd)
+	cancel()
+	if presence(w.State(), f.HolderID()) != "queue" {
+		t.Fatalf("setup: the killed waiter is not queued")
+	}
+	w.finish(f, "cancelled")
+	env := w.opEnv()
+	out := &actiontest.SyncBuffer{}
+	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, run: func(ctx context.Context, tr http.RoundTripper) error {
+		w.reapIntents()
+		return reap.Run(ctx, w.opDeps(env, out, tr))
+	}}
+}
+
+// seedRecovery builds the operator-recovery setting: a live holder, a
+// quarantine left by a post step (its run failed), and an active account
+// incident reported by a blocked release. It returns the quarantine's
+// reservation ID and the incident ID.
+func seedRecovery(ctx context.Context, t testing.TB, w *world) (string, string) {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	q := w.job("quarantined", "runner-q")
+	q.Env[acquire.EnvMode] = acquire.ModeAcquireWithCleanup
+	must(t, "quarantined job acquires", w.acquire(ctx, q))
+	i := w.job("incident", "runner-i")
+	must(t, "incident job acquires", w.acquire(ctx, i))
+	postStep(t, q)
+	w.intent(q.HolderID(), time.Now())
+	must(t, "post step quarantines", acquire.Run(ctx, deps(q, nil)))
+	w.finish(q, "failure")
+	must(t, "blocked release", w.release(ctx, i, nil, "resource-cleanup-status", "unknown", "resource-health", "blocked", "resource-reason", lockstate.ReasonAccountLimit))
+	w.finish(i, "failure")
+	s := w.State()
+	if s.ActiveIncident == nil {
+		t.Fatalf("setup: no incident")
+	}
+	rs := reservationsOf(s, q.HolderID())
+	if len(rs) != 1 || rs[0].State != lockstate.ReservationQuarantine {
+		t.Fatalf("setup: want one quarantine of %s, have %+v", q.HolderID(), s.Reservations)
+	}
+	return rs[0].ReservationID, s.ActiveIncident.IncidentID
+}
+
+func recoverVictim(w *world, inputs ...string) *victim {
+	env := w.opEnv(inputs...)
+	out := &actiontest.SyncBuffer{}
+	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, run: func(ctx context.Context, tr http.RoundTripper) error {
+		return recovery.Run(ctx, w.opDeps(env, out, tr))
+	}}
+}
+
+func setupRecoverQuarantine(ctx context.Context, t testing.TB, w *world) *victim {
+	qid, _ := seedRecovery(ctx, t, w)
+	return recoverVictim(w, "operation", recovery.OperationRecover, "reservation-id", qid, "resource-safe", "true")
+}
+
+func setupRecoverIncident(ctx context.Context, t testing.TB, w *world) *victim {
+	_, inc := seedRecovery(ctx, t, w)
+	return recoverVictim(w, "operation", recovery.OperationRecoverIncident, "incident-id", inc, "portal-cleanup-confirmed", "true")
+}

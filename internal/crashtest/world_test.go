@@ -1,0 +1,304 @@
+package crashtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// readerAppID is the reaper's reader App in the crash-test world.
+const readerAppID = 4343
+
+var (
+	readerOnce sync.Once
+	readerKey  *rsa.PrivateKey
+	readerPEM  string
+)
+
+func setupKeys() {
+	actiontest.Setup()
+	readerOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		readerKey = k
+		readerPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	})
+}
+
+// world is an actiontest world (writer App on the lock repository, the
+// consumer repository acme/game) plus the reaper's reader App on the
+// consumer, and the bookkeeping the history audit needs: every authorized
+// removal intent and which runs are terminal.
+type world struct {
+	*actiontest.World
+	t testing.TB
+
+	mu       sync.Mutex
+	removals []checker.Removal
+	jobs     map[string]*actiontest.Job // holderID -> job
+	terminal map[string]bool            // holderID -> run terminal
+	ids      int
+	steps    int
+}
+
+func newWorld(t testing.TB, config string) *world {
+	setupKeys()
+	w := &world{World: actiontest.NewWorld(t, config), t: t, jobs: map[string]*actiontest.Job{}, terminal: map[string]bool{}}
+	w.Em.AddApp(readerAppID, &readerKey.PublicKey)
+	w.Em.InstallApp(readerAppID, actiontest.Owner, []string{actiontest.Consumer})
+	s := lockstate.Empty(actiontest.Lock)
+	s.SchemaVersion = lockstate.FencedSchemaVersion
+	s.Reservations = []lockstate.Reservation{}
+	s.UpdatedAt = lockstate.FormatTime(time.Now())
+	w.SeedState(s)
+	return w
+}
+
+// victimTimeout is timeout-minutes of every consumer job.
+const victimTimeout = 2 * time.Minute
+
+// job creates a consumer job on runner with timeout-minutes victimTimeout.
+func (w *world) job(name, runner string) *actiontest.Job {
+	j := w.NewJob(name, runner).Input("timeout-minutes", strconv.Itoa(int(victimTimeout/time.Minute)))
+	w.mu.Lock()
+	w.jobs[j.HolderID()] = j
+	w.mu.Unlock()
+	return j
+}
+
+// intent declares that an authorized actor may remove holderID from at on.
+func (w *world) intent(holderID string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.removals = append(w.removals, checker.Removal{HolderID: holderID, At: at})
+}
+
+func (w *world) intents() []checker.Removal {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]checker.Removal(nil), w.removals...)
+}
+
+// finish marks j's run and job completed with conclusion.
+func (w *world) finish(j *actiontest.Job, conclusion string) {
+	w.mu.Lock()
+	done := w.terminal[j.HolderID()]
+	w.terminal[j.HolderID()] = true
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	if err := w.Em.SetJobStatus(actiontest.Owner, actiontest.Consumer, j.JobID, "completed", conclusion); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.Em.SetRunStatus(actiontest.Owner, actiontest.Consumer, j.RunID, "completed", conclusion); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// deps is a step's Deps on transport tr (nil: the emulator's).
+func deps(j *actiontest.Job, tr http.RoundTripper) acquire.Deps {
+	d := j.Deps()
+	if tr != nil {
+		d.Transport = tr
+	}
+	return d
+}
+
+// acquire runs acquire for j (fault-free). It declares j's own removal
+// intents: at its deadline for a timeout, at its start for any other
+// refusal (the acquire cleans up its own entry before returning).
+func (w *world) acquire(ctx context.Context, j *actiontest.Job) error {
+	j.ResetFiles()
+	start := time.Now()
+	err := acquire.Run(ctx, deps(j, nil))
+	if err != nil {
+		at := start
+		if j.Outputs()["admission-result"] == "timeout" {
+			at = start.Add(victimTimeout)
+		}
+		w.intent(j.HolderID(), at)
+	}
+	return err
+}
+
+// release runs release for j with inputs (name, value pairs), declaring its
+// removal intent at the start.
+func (w *world) release(ctx context.Context, j *actiontest.Job, tr http.RoundTripper, inputs ...string) error {
+	w.intent(j.HolderID(), time.Now())
+	for i := 0; i+1 < len(inputs); i += 2 {
+		j.Input(inputs[i], inputs[i+1])
+	}
+	j.ResetFiles()
+	return release.Run(ctx, deps(j, tr))
+}
+
+// opEnv is the environment of a reaper or recovery step in the lock
+// repository; outputs go to fresh files.
+func (w *world) opEnv(inputs ...string) map[string]string {
+	w.mu.Lock()
+	w.steps++
+	n := w.steps
+	w.mu.Unlock()
+	dir := w.t.TempDir()
+	env := map[string]string{
+		"INPUT_LOCK-NAME":            actiontest.Lock,
+		"INPUT_OPERATION":            reap.OperationReap,
+		"GITHUB_ACTION_REPOSITORY":   actiontest.Owner + "/" + actiontest.LockRepo,
+		"GITHUB_REPOSITORY":          actiontest.Owner + "/" + actiontest.LockRepo,
+		"GITHUB_REPOSITORY_ID":       strconv.Itoa(actiontest.LockRepoID),
+		"GITHUB_REPOSITORY_OWNER_ID": strconv.Itoa(actiontest.OwnerID),
+		"GITHUB_RUN_ID":              strconv.Itoa(900000 + n),
+		"GITHUB_RUN_ATTEMPT":         "1",
+		"GITHUB_JOB":                 "reap",
+		"GITHUB_WORKFLOW":            "Reap stale build locks",
+		"GITHUB_API_URL":             actiontest.APIURL,
+		"GITHUB_SERVER_URL":          actiontest.ServerURL,
+		"GITHUB_OUTPUT":              filepath.Join(dir, "output"),
+		"GITHUB_STEP_SUMMARY":        filepath.Join(dir, "summary"),
+		lockaction.EnvAppID:          strconv.Itoa(actiontest.AppID),
+		lockaction.EnvAppPrivateKey:  actiontest.KeyPEM(),
+		lockaction.EnvReaderAppID:    strconv.Itoa(readerAppID),
+		lockaction.EnvReaderAppKey:   readerPEM,
+	}
+	for i := 0; i+1 < len(inputs); i += 2 {
+		env["INPUT_"+strings.ToUpper(inputs[i])] = inputs[i+1]
+	}
+	return env
+}
+
+// opDeps are the reaper/recover Deps of env on tr (nil: the emulator's).
+func (w *world) opDeps(env map[string]string, out *actiontest.SyncBuffer, tr http.RoundTripper) reap.Deps {
+	if tr == nil {
+		tr = w.Em.Transport()
+	}
+	return reap.Deps{
+		Getenv: func(k string) string { return env[k] }, Stdout: out, Transport: tr,
+		Jitter: func() float64 { return 0.5 },
+		NewID: func() string {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.ids++
+			return fmt.Sprintf("crash-res-%d", w.ids)
+		},
+	}
+}
+
+// reapIntents declares the reaper's authority: every identity whose run is
+// terminal when the reaper starts may be removed by it.
+func (w *world) reapIntents() {
+	now := time.Now()
+	w.mu.Lock()
+	var ids []string
+	for id, done := range w.terminal {
+		if done {
+			ids = append(ids, id)
+		}
+	}
+	w.mu.Unlock()
+	for _, id := range ids {
+		w.intent(id, now)
+	}
+}
+
+// reap runs the reaper fault-free.
+func (w *world) reap(ctx context.Context) error {
+	w.reapIntents()
+	env := w.opEnv()
+	return reap.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
+}
+
+// history is every committed version of the state file, for the checker.
+func (w *world) history() []checker.Version {
+	var out []checker.Version
+	for _, v := range w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", actiontest.StatePath) {
+		out = append(out, checker.Version{Time: v.Time, Content: v.Content, Message: v.Message})
+	}
+	return out
+}
+
+// versions is the raw history (with blob SHAs).
+func (w *world) versions() []emulator.Version {
+	return w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", actiontest.StatePath)
+}
+
+func decodeState(data []byte) (*lockstate.State, error) {
+	return lockstate.Decode(data, lockstate.DecodeOptions{Lock: actiontest.Lock, ServerURL: actiontest.ServerURL})
+}
+
+// stateAt is the newest version committed at or before t.
+func (w *world) stateAt(t time.Time) *lockstate.State {
+	var last []byte
+	for _, v := range w.versions() {
+		if !v.Time.After(t) {
+			last = v.Content
+		}
+	}
+	s, err := decodeState(last)
+	if err != nil {
+		w.t.Fatalf("decode state at %s: %v", t, err)
+	}
+	return s
+}
+
+// presence says where holderID is in s: "holder", "queue" or "".
+func presence(s *lockstate.State, holderID string) string {
+	for _, h := range s.Holders {
+		if h.HolderID == holderID {
+			return "holder"
+		}
+	}
+	for _, e := range s.Queue {
+		if e.HolderID == holderID {
+			return "queue"
+		}
+	}
+	return ""
+}
+
+func reservationsOf(s *lockstate.State, holderID string) []lockstate.Reservation {
+	var out []lockstate.Reservation
+	for _, r := range s.Reservations {
+		if r.HolderID == holderID {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readOutputs parses a GITHUB_OUTPUT file.
+func readOutputs(path string) map[string]string {
+	out, err := actionio.ReadFileCommands(path)
+	if err != nil {
+		return map[string]string{}
+	}
+	return out
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
