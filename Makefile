@@ -23,9 +23,12 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
-## bench: the demo workload measured in API requests and handoff gaps (numbers, not timings).
+## bench: the named workloads (idle, burst, steady, crash, wait-1h) in virtual time through the
+## real actions, then the demo row and the queue-size scale table (counts and ratios, not timings).
+## BENCH_JSON=1 prints JSON instead; BENCH_OUT=file also writes the workload JSON to file.
 bench:
-	$(GO) run ./cmd/buildlock bench
+	BENCH_JSON=$(BENCH_JSON) BENCH_OUT=$(BENCH_OUT) $(GO) test -count=1 -timeout 10m -run '^TestWorkloads$$' -v ./internal/bench
+	$(GO) run ./cmd/buildlock bench $(if $(filter 1,$(BENCH_JSON)),--json)
 
 ## demo: the main job on the embedded GitHub emulator.
 demo:

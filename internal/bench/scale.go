@@ -1,5 +1,9 @@
 // Package bench holds the measurements behind `make bench` that are not the
-// demo workload: how the cost of one lock operation grows with the queue.
+// demo workload: the named workloads (idle, burst, steady, crash, wait-1h),
+// run in virtual time through the real acquire, release and reap actions
+// against the in-process emulator (workloads.go, run by TestWorkloads), and
+// how the cost of one lock operation grows with the queue (scale.go).
+// docs/performance.md explains the method and the numbers.
 package bench
 
 import (

@@ -260,7 +260,7 @@ func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (st
 		s.forget()
 		base = nil
 		if res.Rounds < s.opts.MaxRounds {
-			if err := s.opts.Clock.Sleep(ctx, s.conflictDelay()); err != nil {
+			if err := s.opts.Clock.Sleep(ctx, s.conflictDelay(res.Conflicts)); err != nil {
 				return res, err
 			}
 		}
@@ -453,10 +453,27 @@ func (s *Store) op(name string, mutation bool) ghclient.Op {
 	return ghclient.Op{Name: name, Mutation: mutation, Budget: s.opts.Budget}
 }
 
-func (s *Store) conflictDelay() time.Duration {
+// MaxConflictBackoff caps the growth of the conflict sleep at this many
+// ConflictDelays.
+const MaxConflictBackoff = 8
+
+// conflictDelay is the sleep after the n-th lost compare-and-swap of one
+// Update. The first is the reference's jitter(ConflictDelay): ConflictDelay
+// plus up to a third more (at least 250 ms). Each further conflict doubles
+// the window, up to MaxConflictBackoff × ConflictDelay, and draws uniformly
+// from [ConflictDelay, window): when many writers arrive at once (a burst of
+// jobs joining the queue) they spread out instead of colliding round after
+// round, which matters because every attempt is a content-creating request
+// that GitHub limits to about 80 per minute.
+func (s *Store) conflictDelay(n int) time.Duration {
 	d := s.opts.ConflictDelay
-	spread := max(250*time.Millisecond, d/3)
-	return d + time.Duration(s.opts.Jitter()*float64(spread))
+	if n <= 1 {
+		spread := max(250*time.Millisecond, d/3)
+		return d + time.Duration(s.opts.Jitter()*float64(spread))
+	}
+	window := d << min(n-1, 3)
+	window = min(window, MaxConflictBackoff*d)
+	return d + time.Duration(s.opts.Jitter()*float64(window-d))
 }
 
 func (s *Store) cached() *Snapshot {

@@ -345,3 +345,35 @@ func errCode(err error) lockstate.Code {
 	}
 	return ""
 }
+
+func TestConflictSleepsGrowUnderRepeatedConflicts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s, err := store.New(store.Options{Client: f.client(t), Owner: owner, Repo: repo, Lock: lockName, Clock: f.clock,
+		MaxRounds: 6, Jitter: func() float64 { return 0.5 }})
+	require.NoError(t, err)
+	ctx := context.Background()
+	other := f.store(t)
+	n := 0
+	_, err = s.Update(ctx, "Queue for seats", func(st *lockstate.State) error {
+		n++
+		_, err := other.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(100+n, ""), epoch, nil))
+		require.NoError(t, err)
+		return enqueue(lockstate.DefaultConfig(), identity(1, ""), epoch, nil)(st)
+	})
+	require.ErrorIs(t, err, store.ErrTooManyConflicts)
+	ms := time.Millisecond
+	// jitter(1 s) first, then a window doubling from 2 s to the 8 s cap,
+	// each drawn from [1 s, window) at the jitter 0.5 used here.
+	assert.Equal(t, []time.Duration{1166500 * time.Microsecond, 1500 * ms, 2500 * ms, 4500 * ms, 4500 * ms}, roundMS(f.clock.Sleeps()))
+}
+
+// roundMS rounds durations to 0.5 ms so float jitter does not leak into the
+// comparison.
+func roundMS(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(500 * time.Microsecond)
+	}
+	return out
+}

@@ -145,10 +145,12 @@ func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool,
 	case errors.Is(err, errBlocked):
 		return true, false, q.blocked(ctx, dec)
 	case errors.Is(err, store.ErrTooManyConflicts):
+		q.conflictStreak++
 		return false, false, nil
 	case err != nil:
 		return true, false, err
 	}
+	q.conflictStreak = 0
 	q.last = res.State
 	q.notePosition(dec)
 	switch dec.Outcome {
@@ -182,7 +184,17 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}
-	return PollDelay(sch, q.d.Jitter())
+	d := PollDelay(sch, q.d.Jitter())
+	if q.conflictStreak > 0 {
+		// Every round of the last write lost the race: many jobs are
+		// writing at once (a burst joining the queue). Back off
+		// exponentially with jitter instead of colliding again at the fast
+		// poll: each attempt is a content-creating request, which GitHub
+		// limits to about 80 per minute.
+		window := min(acquireConflictDelay<<min(q.conflictStreak, 5), MaxConflictBackoff)
+		d = max(d, window/2+time.Duration(q.d.Jitter()*float64(window/2)))
+	}
+	return d
 }
 
 // sleep waits d, capped at the deadline (boundedRetryDelayMs).

@@ -12,7 +12,7 @@ const (
 	// maxHolders is, so the organization's request rate stays bounded.
 	MaxFastSlots = 4
 	// TailCapFactor caps the tail's interval at TailCapFactor × base.
-	TailCapFactor = 4
+	TailCapFactor = 8
 	// CooldownJitter spreads the wake-ups of waiters that all target the
 	// same cooldown expiry (spec §3.5: at most 249 ms).
 	CooldownJitter = 250 * time.Millisecond

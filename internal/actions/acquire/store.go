@@ -25,6 +25,9 @@ const (
 	cancelConflictDelay = 250 * time.Millisecond
 	// failureCleanupWindow bounds cleanup that is not after a signal.
 	failureCleanupWindow = 30 * time.Second
+	// MaxConflictBackoff caps the wait after consecutive writes that lost
+	// every compare-and-swap round.
+	MaxConflictBackoff = 32 * time.Second
 )
 
 // newStore builds a store of the target lock sharing c (one token mint and
