@@ -64,3 +64,23 @@ dist-verify:
 ## source-digest: the digest launch.sh compares with the manifest's source_digest.
 source-digest:
 	@bash tools/launcher/source-digest.sh .
+
+# ---- simulation (docs/simulation.md) -----------------------------------------
+.PHONY: sim-ci sim-planted
+
+## soak: SEEDS seeded fault-injected simulations (default 10000); prints seeds, schedules,
+## state versions checked, faults injected by type and violations. SIM_SEED=N replays one seed.
+soak:
+	@if [ -n "$(SIM_SEED)" ]; then \
+		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -v -run '^TestSimulation$$' ./internal/sim; \
+	else \
+		SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 8 -run '^TestSoak$$' ./internal/sim 2>&1 | grep -v -e '^=== ' -e '--- PASS' ; \
+	fi
+
+## sim-ci: the CI tier (1,000 fixed seeds, no race detector).
+sim-ci:
+	SIM_CI=1 $(GO) test -count=1 -timeout 30m -parallel 8 -run '^TestSimulationCITier$$' ./internal/sim
+
+## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).
+sim-planted:
+	$(GO) test -count=1 -timeout 30m -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim

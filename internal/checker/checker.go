@@ -34,6 +34,11 @@ type Version struct {
 	Content []byte
 	// Message is the commit message.
 	Message string
+	// Actor names who wrote the version when the caller knows it (the
+	// simulation attributes every write): "job:<holderId>@<attempt>",
+	// "reaper", "recover", "old:<holderId>@<attempt>", "seed". Empty means
+	// unknown; removals are then judged by Input.Removals only.
+	Actor string
 }
 
 // Removal records that an actor was entitled to remove an identity from the
@@ -56,6 +61,37 @@ type Input struct {
 	// vanishes without an admission and without a removal at or before the
 	// version's time is a lost entry.
 	Removals []Removal
+	// MaxOvertakes is the configured overtaking bound checked at schema 6
+	// when CheckOvertakes is set: every queue entry's overtakes field, and
+	// the checker's own count of admissions that passed the entry while its
+	// runner was busy, must stay within it.
+	MaxOvertakes   int
+	CheckOvertakes bool
+	// Authorize, when set, judges every removal of a version whose Actor is
+	// known (see RemovalEvent) and returns "" when it was authorized or the
+	// reason it was not. Removals by a version without an Actor fall back
+	// to Removals.
+	Authorize func(RemovalEvent) string
+}
+
+// RemovalEvent is one identity or reservation that disappeared (or a
+// quarantine that became a cooldown) between two versions.
+type RemovalEvent struct {
+	Version int
+	Time    time.Time
+	Message string
+	Actor   string
+	// Kind is "holder", "queue" or "quarantine".
+	Kind string
+	// Entry is the removed holder or queue entry (Kind holder/queue).
+	Entry lockstate.Entry
+	// Holder is the removed holder (Kind holder).
+	Holder lockstate.Holder
+	// Reservation is the removed quarantine (Kind quarantine), or the
+	// reservation a removed holder became in the same version (Kind holder).
+	Reservation *lockstate.Reservation
+	// Schema is the schema of the version that removed it.
+	Schema int
 }
 
 // Admission is one identity becoming a holder.
@@ -80,7 +116,18 @@ type Report struct {
 	LostEntries    int
 	Downgrades     int
 	DecodeErrors   int
-	Admissions     []Admission
+	// FencingViolations counts tokens reused, not above the counter, or a
+	// counter that went backwards (schema 6).
+	FencingViolations int
+	// OvertakeViolations counts waiters overtaken beyond MaxOvertakes.
+	OvertakeViolations int
+	// MaxOvertaken is the most admissions that passed one waiter.
+	MaxOvertaken int
+	// IncidentAdmissions counts admissions while an incident was active.
+	IncidentAdmissions int
+	// UnauthorizedRemovals counts removals Authorize refused.
+	UnauthorizedRemovals int
+	Admissions           []Admission
 	// HandoffGaps are the delays between a seat being freed while someone
 	// waited and the next admission.
 	HandoffGaps []time.Duration
@@ -120,6 +167,7 @@ func Check(versions []Version, in Input) Report {
 		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
 	}
 
+	ext := &extended{in: in, rep: &rep, violate: violate, issued: map[int64]bool{}, passed: map[string]int{}}
 	var prev *snapshot
 	var freeTimes []time.Time
 	var waitSeat, waitTotal float64
@@ -165,20 +213,26 @@ func Check(versions []Version, in Input) Report {
 				violate("version %d (%s): schema downgraded from %d to %d", i, v.Message, prev.st.SchemaVersion, st.SchemaVersion)
 			}
 			// Removals: everything that was present and is gone.
-			for id := range prev.holders {
-				if _, ok := cur.holders[id]; !ok && !authorized(id, cur.t) {
-					rep.LostEntries++
-					violate("version %d (%s): holder %s removed without an authorized removal", i, v.Message, id)
+			if v.Actor != "" && in.Authorize != nil {
+				ext.removals(i, v, prev, cur)
+			} else {
+				for id := range prev.holders {
+					if _, ok := cur.holders[id]; !ok && !authorized(id, cur.t) {
+						rep.LostEntries++
+						violate("version %d (%s): holder %s removed without an authorized removal", i, v.Message, id)
+					}
+				}
+				for id := range prev.queued {
+					_, held := cur.holders[id]
+					_, still := cur.queued[id]
+					if !held && !still && !authorized(id, cur.t) {
+						rep.LostEntries++
+						violate("version %d (%s): queued %s lost without admission or authorized removal", i, v.Message, id)
+					}
 				}
 			}
-			for id := range prev.queued {
-				_, held := cur.holders[id]
-				_, still := cur.queued[id]
-				if !held && !still && !authorized(id, cur.t) {
-					rep.LostEntries++
-					violate("version %d (%s): queued %s lost without admission or authorized removal", i, v.Message, id)
-				}
-			}
+			ext.fencing(i, v, prev, cur)
+			ext.incident(i, v, prev, cur)
 			// Frees while someone waits start a handoff clock.
 			prevOcc := len(prev.st.Holders) + len(prev.st.Reservations)
 			if freed := prevOcc - occ; freed > 0 && len(st.Queue) > 0 {
@@ -187,6 +241,7 @@ func Check(versions []Version, in Input) Report {
 				}
 			}
 			admitted := checkAdmissions(i, v.Message, prev, cur, &rep)
+			ext.overtakes(i, v, prev, cur)
 			for range admitted {
 				if len(freeTimes) > 0 {
 					rep.HandoffGaps = append(rep.HandoffGaps, cur.t.Sub(freeTimes[0]))
@@ -199,8 +254,12 @@ func Check(versions []Version, in Input) Report {
 		} else {
 			for _, h := range st.Holders {
 				rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t})
+				if h.FencingToken > 0 {
+					ext.issued[h.FencingToken] = true
+				}
 			}
 		}
+		ext.perVersion(i, v, st)
 		prev = cur
 	}
 	if waitTotal > 0 {

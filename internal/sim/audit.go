@@ -1,0 +1,371 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// secretRE matches credential-looking strings (R-T5).
+var secretRE = regexp.MustCompile(`ghs_[A-Za-z0-9]{8,}|ghp_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)
+
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// audit runs every check on the finished simulation.
+func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
+	hist := s.em.History(owner, lockRepo, stateBranch, statePath)
+	m := s.em.Metrics()
+	rep := Report{
+		MaxHolders: s.cfg.MaxHolders, Schema: s.schema, Cooldown: s.cfg.ReleaseCooldownSeconds, MaxOvertakes: s.cfg.MaxOvertakes,
+		Jobs: len(s.jobs), Versions: len(hist), Requests: m.Requests, Faults: map[string]int64{},
+		Schedule: strings.Join(s.sched, "; "),
+	}
+	for k, v := range m.FaultsByKind {
+		rep.Faults[string(k)] = v
+	}
+	violate := func(format string, args ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
+	}
+
+	// Attribute every version to the process whose PUT carried its bytes.
+	versions := make([]checker.Version, len(hist))
+	for i, v := range hist {
+		versions[i] = checker.Version{Time: v.Time, Content: v.Content, Message: v.Message, Actor: s.attribute(v)}
+		if versions[i].Actor == "" && i == 0 {
+			versions[i].Actor = "seed"
+		}
+		if versions[i].Actor == "" {
+			violate("version %d (%s): no process sent these bytes (unattributed write)", i, v.Message)
+			versions[i].Actor = "unknown"
+		}
+	}
+	cr := checker.Check(versions, checker.Input{
+		Lock: lockName, ServerURL: serverURL, MaxHolders: s.cfg.MaxHolders,
+		MaxOvertakes: s.cfg.MaxOvertakes, CheckOvertakes: true, Authorize: s.authorize,
+	})
+	rep.Violations = append(rep.Violations, cr.Violations...)
+	rep.Admissions = len(cr.Admissions)
+	rep.MaxOvertaken = cr.MaxOvertaken
+
+	states := make([]*lockstate.State, len(hist))
+	for i, v := range hist {
+		if v.Content != nil {
+			states[i], _ = lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: lockName, ServerURL: serverURL})
+		}
+		if states[i] != nil {
+			rep.FinalSchema = states[i].SchemaVersion
+		}
+		if strings.HasPrefix(versions[i].Actor, "old:") && states[i] != nil && states[i].SchemaVersion > oldMaxSchema {
+			violate("version %d (%s): old client %s wrote schema %d", i, v.Message, versions[i].Actor, states[i].SchemaVersion)
+		}
+		if i > 0 && states[i] != nil && states[i-1] != nil {
+			rep.EarlyCooldowns += earlyCooldowns(states[i-1], states[i], v.Time)
+		}
+	}
+
+	// R-S6: acquired=true only with a committed holder entry naming the
+	// job (its attempt, and at schema 6 its fencing token) at or before the
+	// moment the output was written.
+	for _, j := range s.jobs {
+		if j.acquiredAt.IsZero() {
+			continue
+		}
+		ok := false
+		for i, v := range hist {
+			if v.Time.After(j.acquiredAt) || states[i] == nil {
+				continue
+			}
+			hi := lockstate.HolderIndex(states[i], j.holderID())
+			// Below schema 3 the holderId (without attempt) is the whole
+			// identity: a rerun owns its earlier attempt's slot by design.
+			if hi < 0 || (states[i].SchemaVersion >= 3 && states[i].Holders[hi].RunAttempt != strconv.Itoa(j.attempt)) {
+				continue
+			}
+			if tok := states[i].Holders[hi].FencingToken; tok > 0 && strconv.FormatInt(tok, 10) != j.token {
+				continue
+			}
+			ok = true
+			break
+		}
+		if !ok {
+			violate("job %s reported acquired=true (fencing-token %q) at %s but no committed version names it as holder", j.actor(), j.token, j.acquiredAt.Format(time.RFC3339Nano))
+		}
+	}
+
+	s.auditRetryAfter(m, violate)
+	s.auditSecrets(hist, violate)
+	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
+
+	s.evMu.Lock()
+	for k, v := range s.events {
+		rep.Faults["sim:"+k] = v
+	}
+	s.evMu.Unlock()
+
+	// Digest of the decisions: messages, actors and contents with the
+	// random reservation UUIDs normalized.
+	h := sha256.New()
+	names := map[string]string{}
+	for _, v := range versions {
+		c := uuidRE.ReplaceAllStringFunc(string(v.Content), func(u string) string {
+			if _, ok := names[u]; !ok {
+				names[u] = fmt.Sprintf("res-%d", len(names))
+			}
+			return names[u]
+		})
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", v.Time.Format(time.RFC3339Nano), v.Message, v.Actor, c)
+	}
+	rep.Digest = hex.EncodeToString(h.Sum(nil))[:16]
+	return rep
+}
+
+// attribute finds the actor whose latest PUT at or before the commit sent
+// exactly these bytes.
+func (s *sim) attribute(v emulator.Version) string {
+	if v.Content == nil {
+		return ""
+	}
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	for i := len(s.rec.puts) - 1; i >= 0; i-- {
+		p := s.rec.puts[i]
+		if !p.at.After(v.Time) && bytes.Equal(p.content, v.Content) {
+			return p.actor
+		}
+	}
+	return ""
+}
+
+// authorize is the ground-truth judge of every removal (R-S3, R-S4).
+func (s *sim) authorize(ev checker.RemovalEvent) string {
+	switch {
+	case strings.HasPrefix(ev.Actor, "job:") || strings.HasPrefix(ev.Actor, "old:"):
+		id, att, _ := strings.Cut(ev.Actor[4:], "@")
+		if ev.Kind == "quarantine" {
+			return "a job removed a quarantine that no admission of its runner reclaimed"
+		}
+		if id != ev.Entry.HolderID {
+			return "removed by another job " + ev.Actor
+		}
+		if ev.Schema >= 3 && !attemptAtLeast(att, ev.Entry.RunAttempt) {
+			return fmt.Sprintf("stale attempt %s removed attempt %s (run-attempt fence)", att, ev.Entry.RunAttempt)
+		}
+		return ""
+	case ev.Actor == "reaper":
+		switch ev.Kind {
+		case "holder":
+			if ev.Reservation != nil && !strings.HasPrefix(ev.Reservation.Reason, lockstate.ReasonReapPrefix) {
+				return "reaped holder's quarantine lacks the reaper evidence reason"
+			}
+			if ev.Schema >= 4 && ev.Reservation == nil {
+				return "reaper freed a holder without quarantining it"
+			}
+			if s.entryFinished(ev.Entry, ev.Time) {
+				return ""
+			}
+			if exp, ok := lockstate.ParseTime(ev.Holder.ExpiresAt); ok && exp.Before(ev.Time) && ev.Reservation != nil {
+				return "" // lease expired with unknown evidence: quarantined, never freed
+			}
+			return "reaper removed a holder whose run and job were still active"
+		case "queue":
+			if s.entryFinished(ev.Entry, ev.Time) {
+				return ""
+			}
+			return "reaper dropped a queue entry whose run and job were still active"
+		case "quarantine":
+			r := ev.Reservation
+			runID, _ := strconv.ParseInt(r.RunID, 10, 64)
+			att, _ := strconv.Atoi(r.RunAttempt)
+			if !strings.HasPrefix(ev.Message, "Auto-recover") {
+				return "quarantine removed by a reaper write that is not an auto-recovery"
+			}
+			created, ok := lockstate.ParseTime(r.CreatedAt)
+			if !ok || created.Add(240*time.Minute).After(ev.Time) {
+				return "quarantine auto-recovered before the 240-minute grace"
+			}
+			if !s.runFinished(runID, att, ev.Time) {
+				return "quarantine freed while its owning run was still active (time alone is no proof)"
+			}
+			return ""
+		}
+	case ev.Actor == "recover":
+		if ev.Kind == "quarantine" {
+			s.jobsMu.Lock()
+			_, ok := s.recovered[ev.Reservation.ReservationID]
+			s.jobsMu.Unlock()
+			if ok {
+				return ""
+			}
+			return "recover removed a quarantine the operator did not name"
+		}
+		return "recover removed a " + ev.Kind
+	}
+	return "removal by an unknown writer"
+}
+
+// entryFinished: the entry's run attempt is terminal or superseded, or its
+// exact job completed (ground truth at t).
+func (s *sim) entryFinished(e lockstate.Entry, t time.Time) bool {
+	runID, _ := strconv.ParseInt(e.RunID, 10, 64)
+	att, _ := strconv.Atoi(e.RunAttempt)
+	return s.runFinished(runID, att, t) || (e.JobID != "" && s.jobFinished(e.JobID, t))
+}
+
+func attemptAtLeast(a, b string) bool {
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	return err1 == nil && err2 == nil && x >= y
+}
+
+// earlyCooldowns counts cooldowns that vanished before their availableAt
+// (by server time) without a reclaim: a skewed runner clock pruned them.
+func earlyCooldowns(prev, cur *lockstate.State, at time.Time) int {
+	n := 0
+	keep := map[string]bool{}
+	for _, r := range cur.Reservations {
+		keep[r.ReservationID] = true
+	}
+	for _, r := range prev.Reservations {
+		if r.State != lockstate.ReservationCooldown || keep[r.ReservationID] {
+			continue
+		}
+		if t, ok := lockstate.ParseTime(r.AvailableAt); ok && at.Before(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// auditRetryAfter checks R-F4: per process and per token, no request was
+// sent before an earlier answer's Retry-After (or primary reset) elapsed.
+func (s *sim) auditRetryAfter(m emulator.Metrics, violate func(string, ...any)) {
+	until := map[string]time.Time{}
+	primary := map[string]bool{}
+	for _, r := range m.Log {
+		if !r.RetryAfterUntil.IsZero() {
+			until[r.ID] = r.RetryAfterUntil
+			primary[r.ID] = r.Status == 403 && r.RateLimitRemaining == 0
+		}
+	}
+	s.rec.mu.Lock()
+	sends := append([]sendRecord(nil), s.rec.sends...)
+	s.rec.mu.Unlock()
+	sort.SliceStable(sends, func(a, b int) bool { return sends[a].at.Before(sends[b].at) })
+	blocked := map[string]time.Time{}
+	isPrimary := map[string]bool{}
+	n := 0
+	for _, sr := range sends {
+		key := sr.actor + "|" + sr.cred
+		if b := blocked[key]; sr.cred != "" && sr.at.Before(b) {
+			if isPrimary[key] {
+				// Documented deviation (ghclient "Server-Directed Retry
+				// Waits"): attempt-bounded calls back off exponentially
+				// instead of waiting for x-ratelimit-reset. Counted and
+				// reported, not failed.
+				s.event("early-request-before-primary-reset")
+			} else {
+				n++
+				if n <= 5 {
+					violate("%s sent %s at %s, %s before the advertised Retry-After", sr.actor, sr.route, sr.at.Format(time.RFC3339Nano), b.Sub(sr.at))
+				}
+			}
+		}
+		if u, ok := until[sr.reqID]; ok && u.After(blocked[key]) {
+			blocked[key] = u
+			isPrimary[key] = primary[sr.reqID]
+		}
+	}
+	if n > 5 {
+		violate("... %d requests in total were sent inside a Retry-After or rate-limit window", n)
+	}
+}
+
+// auditSecrets checks R-T5 on state, outputs, summaries and stdout.
+func (s *sim) auditSecrets(hist []emulator.Version, violate func(string, ...any)) {
+	check := func(where, text string) {
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "::add-mask::") {
+				continue
+			}
+			if loc := secretRE.FindStringIndex(line); loc != nil {
+				violate("credential-looking string in %s: %q...", where, line[loc[0]:min(loc[0]+8, len(line))])
+				return
+			}
+		}
+	}
+	for i, v := range hist {
+		check(fmt.Sprintf("state version %d", i), string(v.Content))
+	}
+	for _, j := range s.jobs {
+		check("stdout of "+j.actor(), j.out.String())
+		for _, o := range j.outputs {
+			for k, v := range o {
+				check("output "+k+" of "+j.actor(), v)
+			}
+		}
+		for _, sm := range j.summaries {
+			check("summary of "+j.actor(), sm)
+		}
+	}
+	for _, o := range s.reaperOut {
+		check("reaper/recover output", o)
+	}
+}
+
+// auditLiveness checks R-L2 once the faults healed: every job that was
+// still waiting got admitted or gave up (removing its entry) within the
+// bound, no queue entry of a finished job remains at the end, and no
+// holder of a finished job remains unquarantined.
+func (s *sim) auditLiveness(rep *Report, states []*lockstate.State, hist []emulator.Version, healed time.Time, waiting []*job, violate func(string, ...any)) {
+	if !s.primaryAt.IsZero() && s.primaryAt.Add(time.Hour).After(healed) {
+		healed = s.primaryAt.Add(time.Hour) // the installation is locked out until its reset
+	}
+	bound := healed.Add(s.live)
+	for _, h := range s.hung {
+		violate("liveness: %s never finished (hung for hours after the faults stopped; killed)", h)
+	}
+	for _, j := range waiting {
+		if j.dead.Load() {
+			continue
+		}
+		rep.LiveWaiters++
+		j.mu.Lock()
+		ended := j.waitEnded
+		j.mu.Unlock()
+		if !ended.IsZero() && !ended.After(bound) {
+			rep.LiveResolved++
+		} else {
+			violate("liveness: %s still waiting %s after the faults stopped", j.actor(), s.live)
+		}
+	}
+	// The state at the bound.
+	var st *lockstate.State
+	for i, v := range hist {
+		if !v.Time.After(bound) && states[i] != nil {
+			st = states[i]
+		}
+	}
+	if st == nil {
+		return
+	}
+	for _, h := range st.Holders {
+		if s.entryFinished(h.Entry, bound.Add(-15*time.Minute)) {
+			violate("liveness: holder %s@%s of a finished run still holds a seat %s after the faults stopped", h.HolderID, h.RunAttempt, s.live)
+		}
+	}
+	for _, q := range st.Queue {
+		if s.entryFinished(q, bound.Add(-15*time.Minute)) {
+			violate("liveness: queue entry %s@%s of a finished run still queued %s after the faults stopped", q.HolderID, q.RunAttempt, s.live)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// oldMaxSchema is the newest schema the simulated previous-release client
+// (and the JavaScript reference) understands.
+const oldMaxSchema = 5
+
+// errOldClientRefuses is the old client failing closed on a newer schema.
+var errOldClientRefuses = errors.New("sim: old client refuses a state schema newer than 5")
+
+// runOldClient is a client of the previous schema generation sharing the
+// lock (R-V2 mixed fleets): it knows schemas up to 5, ignores the config
+// keys it does not know (fencedAdmission, maxOvertakes), and — like the
+// reference — fails closed without writing when it reads schemaVersion 6.
+// It uses the real store (compare-and-swap) and lockstate transitions with
+// that cap; every write it makes is attributed to "old:<holderId>@<attempt>"
+// and audited like any other.
+func (s *sim) runOldClient(j *job) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(s.seed, uint64(j.idx)))
+	c, err := ghclient.New(ctx, ghclient.Config{
+		APIURL: apiURL + "/", AppID: writerAppID, PrivateKey: []byte(writerPEM),
+		InstallationRepository: owner + "/" + lockRepo, TokenRepositories: []string{lockRepo},
+		Transport: actorTransport{rec: s.rec, actor: j.actor(), dead: &j.dead, base: s.em.Transport()},
+		Clock:     j.clk, Jitter: r.Float64, Warn: func(string) {},
+	})
+	if err != nil {
+		return
+	}
+	st, err := store.New(store.Options{Client: c, Owner: owner, Repo: lockRepo, Lock: lockName, ServerURL: serverURL, Clock: j.clk, Jitter: r.Float64})
+	if err != nil {
+		return
+	}
+	cfg, _, err := st.LoadConfig(ctx)
+	if err != nil {
+		return
+	}
+	cfg.FencedAdmission, cfg.MaxOvertakes = false, 0
+	id := lockstate.Identity{
+		HolderID: j.holderID(), Repository: owner + "/" + j.repo, Workflow: "Unity", Job: j.name,
+		RunID: itoa64(j.runID), RunAttempt: itoa(j.attempt), RunURL: serverURL + "/" + owner + "/" + j.repo + "/actions/runs/" + itoa64(j.runID),
+		RunnerID: j.runner, QueuedAt: j.clk.Now(),
+	}
+	deadline := time.Now().Add(time.Duration(j.timeout) * time.Minute)
+	admitted := false
+	for !admitted && time.Now().Before(deadline) && !j.dead.Load() {
+		var dec lockstate.AcquireDecision
+		res, err := st.Update(ctx, "Acquire "+lockName, func(cur *lockstate.State) error {
+			if cur.SchemaVersion > oldMaxSchema {
+				return errOldClientRefuses
+			}
+			next, d, err := lockstate.Acquire(cur, cfg, lockstate.AcquireRequest{Identity: id, Lease: time.Duration(j.lease) * time.Minute}, j.clk.Now())
+			if err != nil {
+				return err
+			}
+			dec = d
+			if d.Outcome == lockstate.OutcomeAccountBlocked {
+				return errOldClientRefuses
+			}
+			if next.SchemaVersion > oldMaxSchema {
+				return errOldClientRefuses
+			}
+			if !d.Changed {
+				return store.ErrNoChange
+			}
+			*cur = *next
+			return nil
+		})
+		if errors.Is(err, errOldClientRefuses) {
+			s.event("old-client-refused")
+			break
+		}
+		if err == nil && (dec.Outcome == lockstate.OutcomeAdmitted || dec.Outcome == lockstate.OutcomeAlreadyHolder) && (res.Written || !res.Ambiguous) {
+			admitted = true
+			break
+		}
+		time.Sleep(time.Duration(10+r.IntN(10)) * time.Second)
+	}
+	j.mu.Lock()
+	j.waitEnded = time.Now()
+	j.mu.Unlock()
+	if admitted {
+		s.event("old-client-admitted")
+		time.Sleep(j.hold)
+	}
+	// Always clean up its own entries (release or timeout), fail closed on 6.
+	for range 5 {
+		if j.dead.Load() {
+			return
+		}
+		_, err := st.Update(ctx, "Release "+lockName, func(cur *lockstate.State) error {
+			if cur.SchemaVersion > oldMaxSchema {
+				return errOldClientRefuses
+			}
+			next, d, err := lockstate.Cleanup(cur, cfg, lockstate.CleanupRequest{
+				HolderID: id.HolderID, RunAttempt: id.RunAttempt, RunnerID: id.RunnerID,
+				Report:        lockstate.Report{Status: lockstate.StatusConfirmed, Health: lockstate.HealthHealthy, Reason: "cleanup-confirmed"},
+				ReservationID: "old-" + itoa(j.idx) + "-" + itoa(j.attempt), Identity: id, ServerURL: serverURL,
+			}, j.clk.Now())
+			if err != nil {
+				return err
+			}
+			if !d.Changed {
+				return store.ErrNoChange
+			}
+			*cur = *next
+			return nil
+		})
+		if err == nil || errors.Is(err, errOldClientRefuses) {
+			return
+		}
+		time.Sleep(5 * time.Second)
+	}
+}
+
+func itoa(n int) string     { return itoa64(int64(n)) }
+func itoa64(n int64) string { return strconvFormat(n) }
+
+func strconvFormat(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,195 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+)
+
+// Fixed identities of the simulated organization.
+const (
+	owner       = "acme"
+	ownerID     = 7001
+	lockRepo    = "build-lock"
+	lockRepoID  = 7002
+	lockName    = "seats"
+	writerAppID = 601
+	readerAppID = 602
+	apiURL      = "https://api.github.com"
+	serverURL   = "https://github.com"
+	stateBranch = "lock-state"
+	statePath   = "locks/" + lockName + ".json"
+	configPath  = "locks/" + lockName + ".config.json"
+	// consumerToken is the consumers' github-token (pull request checks and
+	// job-id resolution). It looks like a real installation token on
+	// purpose: the secret scan must never find it.
+	consumerToken = "ghs_simconsumertoken000000000000000000000"
+)
+
+var consumers = []string{"game", "engine", "tools"}
+
+var (
+	keyOnce              sync.Once
+	writerKey, readerKey *rsa.PrivateKey
+	writerPEM, readerPEM string
+)
+
+// keys generates the two App keys once per process (RSA generation is the
+// only expensive setup; keys never influence a decision, so sharing them
+// keeps seeds reproducible).
+func keys() {
+	keyOnce.Do(func() {
+		gen := func() (*rsa.PrivateKey, string) {
+			k, err := rsa.GenerateKey(rand.Reader, 2048)
+			if err != nil {
+				panic(err)
+			}
+			return k, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+		}
+		writerKey, writerPEM = gen()
+		readerKey, readerPEM = gen()
+	})
+}
+
+// skewClock is a runner's wall clock: the bubble's clock plus a fixed
+// offset and a linear drift since start. Sleeps are real (virtual) time:
+// only the reading of the clock is wrong, as on a runner with a bad NTP.
+type skewClock struct {
+	start  time.Time
+	offset time.Duration
+	drift  float64 // extra seconds per second
+}
+
+func (c skewClock) Now() time.Time {
+	t := time.Now()
+	return t.Add(c.offset + time.Duration(float64(t.Sub(c.start))*c.drift))
+}
+
+func (c skewClock) Sleep(ctx context.Context, d time.Duration) error {
+	return clock.Real{}.Sleep(ctx, d)
+}
+
+// errKilled is what a SIGKILLed process's transport answers: nothing
+// leaves a dead process.
+var errKilled = errors.New("sim: process killed")
+
+// tcpTimeout bounds one request like the kernel bounds a dead connection.
+const tcpTimeout = 15 * time.Minute
+
+// putRecord is one contents PUT of the state file as sent by an actor.
+type putRecord struct {
+	actor   string
+	at      time.Time
+	content []byte
+}
+
+// sendRecord is one request as sent by an actor, for the Retry-After audit.
+type sendRecord struct {
+	actor string
+	cred  string // hash of the Authorization header: one key per token
+	at    time.Time
+	reqID string
+	route string
+}
+
+// recorder collects what every actor sent.
+type recorder struct {
+	mu    sync.Mutex
+	puts  []putRecord
+	sends []sendRecord
+}
+
+// actorTransport wraps the emulator transport for one process: it
+// attributes every state write to the actor (by the PUT body), records
+// every request with its token key and request id, and refuses everything
+// once the process is killed.
+type actorTransport struct {
+	rec   *recorder
+	actor string
+	dead  *atomic.Bool
+	base  http.RoundTripper
+}
+
+func (t actorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.dead != nil && t.dead.Load() {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, errKilled
+	}
+	now := time.Now()
+	if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/"+statePath) && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		var put struct {
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(body, &put) == nil {
+			if data, err := base64.StdEncoding.DecodeString(put.Content); err == nil {
+				t.rec.mu.Lock()
+				t.rec.puts = append(t.rec.puts, putRecord{actor: t.actor, at: now, content: data})
+				t.rec.mu.Unlock()
+			}
+		}
+	}
+	cred := ""
+	if a := req.Header.Get("Authorization"); a != "" {
+		sum := sha256.Sum256([]byte(a))
+		cred = hex.EncodeToString(sum[:6])
+	}
+	// A stalled connection ends at the OS TCP timeout at the latest
+	// (modelled as 15 minutes): ghclient sets no per-attempt deadline on
+	// attempt-bounded calls, so without this a Stall fault hangs a process
+	// forever (reported as a gap in docs/simulation.md).
+	ctx, cancel := context.WithTimeout(req.Context(), tcpTimeout)
+	defer cancel()
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	sr := sendRecord{actor: t.actor, cred: cred, at: now, route: req.Method + " " + req.URL.Path}
+	if resp != nil {
+		sr.reqID = resp.Header.Get("X-GitHub-Request-Id")
+	}
+	t.rec.mu.Lock()
+	t.rec.sends = append(t.rec.sends, sr)
+	t.rec.mu.Unlock()
+	return resp, err
+}
+
+// syncBuffer is a goroutine-safe buffer for a step's stdout.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
