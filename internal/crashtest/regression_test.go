@@ -15,18 +15,18 @@ import (
 
 // runBounded runs fn in the bubble and fails if it has not returned after
 // limit of virtual time; it then unblocks fn with release.
-func runBounded(t *testing.T, limit time.Duration, release func(), fn func() error) (error, time.Duration) {
+func runBounded(t *testing.T, limit time.Duration, release func(), fn func() error) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
 	select {
 	case err := <-done:
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(limit):
 		t.Errorf("did not return within %s of virtual time", limit)
 		release()
-		return <-done, time.Since(start)
+		return time.Since(start), <-done
 	}
 }
 
@@ -44,7 +44,7 @@ func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
 			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.json", Kind: emulator.Stall, Count: 1})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			err, took := runBounded(t, budgetAcquire+time.Second, cancel, func() error { return acquire.Run(ctx, deps(v, nil)) })
+			took, err := runBounded(t, budgetAcquire+time.Second, cancel, func() error { return acquire.Run(ctx, deps(v, nil)) })
 			if err != nil || v.Outputs()["acquired"] != "true" {
 				t.Fatalf("acquire after one stalled read: %v %v", err, v.Outputs())
 			}
@@ -59,7 +59,7 @@ func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
 			env := w.opEnv("operation", recovery.OperationRecover, "reservation-id", qid, "resource-safe", "true")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			err, took := runBounded(t, 2*time.Minute, cancel, func() error {
+			took, err := runBounded(t, 2*time.Minute, cancel, func() error {
 				return recovery.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
 			})
 			if err != nil {
@@ -93,7 +93,7 @@ func TestRegressionAcquireTimeoutBoundsInFlightCalls(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		limit := 2*time.Minute + 30*time.Second + time.Second
-		err, took := runBounded(t, limit, func() { tr.kill(); cancel() }, func() error { return acquire.Run(ctx, deps(v, tr)) })
+		took, err := runBounded(t, limit, func() { tr.kill(); cancel() }, func() error { return acquire.Run(ctx, deps(v, tr)) })
 		if err == nil || v.Outputs()["admission-result"] != "timeout" || v.Outputs()["acquired"] != "false" {
 			t.Fatalf("want a timeout, got %v with outputs %v", err, v.Outputs())
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -298,7 +297,3 @@ func readOutputs(path string) map[string]string {
 	return out
 }
 
-func readFile(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b)
-}
