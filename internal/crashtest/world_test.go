@@ -296,4 +296,3 @@ func readOutputs(path string) map[string]string {
 	}
 	return out
 }
-
