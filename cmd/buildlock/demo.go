@@ -60,7 +60,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if !sum.OK() {
-		return fmt.Errorf("the demo observed %d invariant violation(s) and %d failed job(s)", len(sum.Violations), len(sum.FailedJobs))
+		return fmt.Errorf("the demo observed %d invariant violation(s), %d failed job(s) and %d seat(s) not returned to service",
+			len(sum.Violations), len(sum.FailedJobs), sum.SeatsNotReturned())
 	}
 	return nil
 }

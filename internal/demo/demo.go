@@ -18,10 +18,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -263,7 +263,7 @@ func newWorld(opts Options, em *emulator.Emulator, apiURL string, keyPEM []byte,
 			dies:    dead[i],
 			seed:    w.rng.Uint64(),
 			state:   "pending",
-			log:     &syncBuffer{},
+			log:     &actionio.SyncBuffer{},
 		})
 	}
 	return w
@@ -299,6 +299,14 @@ func (w *world) run(ctx context.Context) error {
 	}
 	stopReaper()
 	<-reaperDone
+	if w.deadHolderRemains() {
+		// The last jobs finished before the next scheduled run: run the
+		// reaper once more, as its schedule would, before the operator
+		// looks at what is left.
+		if err := w.reapOnce(ctx, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := w.recoverLeftovers(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -418,29 +426,6 @@ func randomSecret(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s_%x", prefix, b)
-}
-
-// syncBuffer collects one job's workflow-command output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// tail returns the last n lines.
-func (s *syncBuffer) tail(n int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(s.b.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (w *world) addRemoval(holderID string) {

@@ -40,7 +40,7 @@ type job struct {
 	admittedAt   time.Time
 	waitedFor    time.Duration
 	fencingToken string
-	log          *syncBuffer
+	log          *actionio.SyncBuffer
 }
 
 // runJob takes a free runner and runs the real acquire action, holds the
@@ -84,7 +84,7 @@ func (w *world) runJob(ctx context.Context, j *job) error {
 	if err != nil || outs["acquired"] != "true" {
 		w.setState(j, "failed")
 		w.logf("%s on %s FAILED to acquire (admission-result=%q): %v", j.name, runner, outs["admission-result"], err)
-		return fmt.Errorf("%s: acquire: %w\n%s", j.name, err, j.log.tail(20))
+		return fmt.Errorf("%s: acquire: %w\n%s", j.name, err, j.log.Tail(20))
 	}
 	j.admittedAt = time.Now()
 	j.waitedFor = j.admittedAt.Sub(start)
@@ -122,7 +122,7 @@ func (w *world) runJob(ctx context.Context, j *job) error {
 	outs, _ = actionio.ReadFileCommands(env["GITHUB_OUTPUT"])
 	if err != nil || outs["released"] != "true" {
 		w.setState(j, "failed")
-		return fmt.Errorf("%s: release (cleanup-result=%q): %w\n%s", j.name, outs["cleanup-result"], err, j.log.tail(20))
+		return fmt.Errorf("%s: release (cleanup-result=%q): %w\n%s", j.name, outs["cleanup-result"], err, j.log.Tail(20))
 	}
 	w.setState(j, "released")
 	w.logf("%s on %s RELEASED its seat (cleanup-result=%s)", j.name, runner, outs["cleanup-result"])

@@ -66,7 +66,7 @@ func (w *world) recoverDeps(env map[string]string, seed uint64) recover.Deps {
 	rng := mrand.New(mrand.NewPCG(seed, 2))
 	return recover.Deps{
 		Getenv:    func(k string) string { return env[k] },
-		Stdout:    &syncBuffer{},
+		Stdout:    &actionio.SyncBuffer{},
 		Clock:     clock.Real{},
 		Jitter:    rng.Float64,
 		Transport: w.transport,
@@ -83,24 +83,49 @@ func (w *world) reaperLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		env, err := w.lockStepEnv("reaper", map[string]string{"operation": "reap"})
-		if err != nil {
+		if w.reapOnce(ctx, i) != nil && ctx.Err() != nil {
 			return
 		}
-		err = reap.Run(ctx, w.recoverDeps(env, w.opts.Seed+i))
-		outs, _ := actionio.ReadFileCommands(env["GITHUB_OUTPUT"])
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			w.logf("reaper run %d FAILED: %v", i, err)
-			continue
-		}
-		if outs["reaped"] == "true" {
-			w.logf("reaper run %d quarantined stale state (state %s)", i, shortHex(outs["state-sha"]))
-		}
-		w.rebootRecoveredRunners()
 	}
+}
+
+// reapOnce is one scheduled reaper run (the n-th).
+func (w *world) reapOnce(ctx context.Context, n uint64) error {
+	env, err := w.lockStepEnv("reaper", map[string]string{"operation": "reap"})
+	if err != nil {
+		return err
+	}
+	err = reap.Run(ctx, w.recoverDeps(env, w.opts.Seed+n))
+	outs, _ := actionio.ReadFileCommands(env["GITHUB_OUTPUT"])
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		w.logf("reaper run %d FAILED: %v", n, err)
+		return err
+	}
+	if outs["reaped"] == "true" {
+		w.logf("reaper run %d quarantined stale state (state %s)", n, shortHex(outs["state-sha"]))
+	}
+	w.rebootRecoveredRunners()
+	return nil
+}
+
+// deadHolderRemains reports whether a dead job still holds its seat (the
+// reaper has not quarantined it yet).
+func (w *world) deadHolderRemains() bool {
+	st := w.latestState()
+	if st == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range w.jobs {
+		if j.state == "dead" && lockstate.HolderIndex(st, j.holderID) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // rebootRecoveredRunners returns a dead job's runner to the pool once the

@@ -91,12 +91,18 @@ type StatF struct {
 // OK reports whether every safety invariant held and every live job
 // finished.
 func (s *Summary) OK() bool {
+	return len(s.Violations) == 0 && len(s.FailedJobs) == 0 && s.SeatsNotReturned() == 0
+}
+
+// SeatsNotReturned counts dead holders whose seat never came back.
+func (s *Summary) SeatsNotReturned() int {
+	n := 0
 	for _, r := range s.StaleRecovery {
 		if r.BackInServiceAtMS == 0 {
-			return false
+			n++
 		}
 	}
-	return len(s.Violations) == 0 && len(s.FailedJobs) == 0
+	return n
 }
 
 func stat(ds []time.Duration) Stat {

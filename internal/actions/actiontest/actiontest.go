@@ -5,7 +5,6 @@
 package actiontest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -245,25 +244,8 @@ func parseFileCommands(path string) map[string]string {
 	return out
 }
 
-// SyncBuffer is a goroutine-safe bytes.Buffer for a step's stdout.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns everything written.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// SyncBuffer collects a step's stdout; see actionio.SyncBuffer.
+type SyncBuffer = actionio.SyncBuffer
 
 // Unmasked returns the step's stdout without the ::add-mask:: lines, which
 // are the only place a secret may appear.

@@ -7,12 +7,12 @@
 package reaptest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -235,22 +235,5 @@ func (w *World) NewID() string {
 	return fmt.Sprintf("res-%d", w.ids)
 }
 
-// SyncBuffer is a bytes.Buffer safe for concurrent writers.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// SyncBuffer collects a step's stdout; see actionio.SyncBuffer.
+type SyncBuffer = actionio.SyncBuffer
