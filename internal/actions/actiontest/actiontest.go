@@ -37,7 +37,7 @@ const (
 	AppID         = 4242
 	ServerURL     = "https://github.com"
 	APIURL        = "https://api.github.com"
-	ConsumerToken = "ghs_consumerworkflowtoken0000000000000000"
+	ConsumerToken = "ghs_" + "consumerworkflowtoken0000000000000000" // token-shaped on purpose: leak checks look for it; split so no real-looking token sits in the source
 	StatePath     = "locks/" + Lock + ".json"
 	ConfigPath    = "locks/" + Lock + ".config.json"
 	// PutRoute is the emulator route key of a contents write.
