@@ -95,6 +95,11 @@ type Client struct {
 	stats  *statsCounter
 
 	attemptTimeout time.Duration
+
+	// gateUntil is the server-directed wait (Retry-After) every attempt
+	// on this client honors; see noteServerWait.
+	gateMu    sync.Mutex
+	gateUntil time.Time
 }
 
 // New validates cfg and builds a Client. It makes no network calls: the App

@@ -45,6 +45,10 @@
 // WaitPrimaryReset) a primary limit's X-RateLimit-Reset — the wait is
 // max(instruction, min(base, max)); under a Deadline it is honored in full
 // (clamped to the deadline), otherwise capped at max(60 s, min(base, max)).
+// A Retry-After also holds back every later attempt on the same client
+// (the next call, or the credential lookup serving a call) until it
+// elapses, with the same ceiling; a call whose deadline ends inside that
+// window is exhausted without sending (R-F4).
 // Without one it is full-jitter exponential backoff, floor(rand ×
 // (min(base·2^(n−1), max)+1)) ms, raised to [MinBackoff] so a near-zero
 // draw is never a tight loop. (The reference uses partial jitter by default

@@ -103,9 +103,18 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 		replayed     bool
 		maybeApplied bool
 	)
+	var last outcome
 	for {
 		attempt++
+		// Honor a Retry-After an earlier answer to this client advertised
+		// (R-F4): another call, or the credential lookup serving this
+		// one, may have been told to wait.
+		if err := c.awaitServerWait(ctx, op, rb, attempt, maybeApplied, last); err != nil {
+			return err
+		}
 		o := c.attemptOnce(ctx, rb, inner, fn)
+		last = o
+		c.noteServerWait(o, rb)
 		if o.kind == kindOK {
 			return nil
 		}
@@ -171,6 +180,70 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
 		}
 	}
+}
+
+// noteServerWait records the Retry-After of a throttled answer as the
+// client's server-directed wait: no attempt of any call on this client (the
+// serving call, the next call, an installation lookup or mint) is sent
+// before it elapses. GitHub: "you should not retry your request until after
+// that many seconds has elapsed" (reliability goal R-F4). The recorded wait
+// is the one this call itself honors (spec §3.6 "Delay computation"): the
+// full instruction under a deadline, capped at max(ceiling, floor) on an
+// attempt-bounded call. A primary limit's x-ratelimit-reset is not recorded
+// ("Server-Directed Retry Waits": attempt-bounded calls back off
+// exponentially instead).
+func (c *Client) noteServerWait(o outcome, rb resolvedBudget) {
+	if o.kind != kindHTTP || !o.hasInstruction || o.instruction <= 0 {
+		return
+	}
+	w := o.instruction
+	if !rb.hasDeadline {
+		w = min(w, max(rb.ceiling, min(c.knobs.Base, c.knobs.Max)))
+	}
+	until := c.clock.Now().Add(w)
+	c.gateMu.Lock()
+	if until.After(c.gateUntil) {
+		c.gateUntil = until
+	}
+	c.gateMu.Unlock()
+}
+
+// awaitServerWait sleeps until the client's server-directed wait (see
+// noteServerWait) has elapsed. An attempt-bounded call waits at most
+// max(ceiling, floor), like its own Retry-After waits. A call whose
+// deadline ends before the wait does is exhausted without sending anything
+// (the deadline elapsed): sending inside the window is never the fallback.
+func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome) error {
+	c.gateMu.Lock()
+	until := c.gateUntil
+	c.gateMu.Unlock()
+	now := c.clock.Now()
+	d := until.Sub(now)
+	if d <= 0 {
+		return nil
+	}
+	name := opName(op, last)
+	if rb.hasDeadline && !until.Before(rb.b.Deadline) {
+		e := c.exhausted(name, rb, attempt-1, maybeApplied, last, true)
+		if e.Wait == 0 {
+			e.Wait = d
+		}
+		if last.kind == kindOK && e.Err == nil {
+			e.Err = fmt.Errorf("an earlier Retry-After asks to wait until %s, past the deadline", until.UTC().Format(time.RFC3339))
+		}
+		return e
+	}
+	if !rb.hasDeadline {
+		d = min(d, max(rb.ceiling, min(c.knobs.Base, c.knobs.Max)))
+	}
+	c.warn(fmt.Sprintf("%s waits %d ms for an earlier Retry-After before attempt %d", name, d.Milliseconds(), attempt))
+	if err := c.clock.Sleep(ctx, d); err != nil {
+		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
+	}
+	return nil
 }
 
 // attemptOnce obtains credentials (resource calls with App auth) and runs
