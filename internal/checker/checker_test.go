@@ -163,3 +163,50 @@ func TestSameRunnerReclaimDisplacesNobody(t *testing.T) {
 	rep := checker.Check(vs, checker.Input{Lock: "seats", MaxHolders: 2})
 	assert.True(t, rep.OK(), rep.Violations)
 }
+
+// Regression (simulation seed 50, R-S7): at schema 6 with maxOvertakes 0, a
+// waiter whose runner is occupied only by its runner's quarantine may
+// reclaim it at its own poll (spec §2.6); admitting a later waiter on a free
+// runner first does not overtake it (lockstate scanQueue leaves it neither
+// ranked nor blocked). A waiter behind a busy runner still counts.
+func TestReclaimEligibleWaiterIsNotOvertaken(t *testing.T) {
+	t.Parallel()
+	quarantine := lockstate.Reservation{ReservationID: "q-1", HolderID: entry(9, "r0").HolderID, Repository: "acme/game", Workflow: "CI",
+		Job: "build", RunID: "9", RunAttempt: "1", RunURL: "https://github.com/acme/game/actions/runs/9", RunnerID: "r0",
+		Reason: "release cleanup was not proven resource-safe", State: lockstate.ReservationQuarantine, CreatedAt: "2026-12-02T10:00:00.000Z"}
+	v := func(sec int, holders []lockstate.Holder, queue []lockstate.Entry, res []lockstate.Reservation, fence int64) checker.Version {
+		s := lockstate.Empty("seats")
+		s.SchemaVersion = lockstate.FencedSchemaVersion
+		s.Holders, s.Queue, s.Reservations, s.FencingToken = holders, queue, res, fence
+		s.UpdatedAt = lockstate.FormatTime(t0.Add(time.Duration(sec) * time.Second))
+		data, err := lockstate.Encode(s)
+		require.NoError(t, err)
+		return checker.Version{Time: t0.Add(time.Duration(sec) * time.Second), Content: data, Message: "Acquire seats"}
+	}
+	admitted := holder(2, "r1")
+	admitted.FencingToken = 1
+	in := checker.Input{Lock: "seats", MaxHolders: 4, MaxOvertakes: 0, CheckOvertakes: true}
+
+	t.Run("reclaim-eligible", func(t *testing.T) {
+		t.Parallel()
+		vs := []checker.Version{
+			v(0, nil, []lockstate.Entry{entry(1, "r0"), entry(2, "r1")}, []lockstate.Reservation{quarantine}, 0),
+			v(1, []lockstate.Holder{admitted}, []lockstate.Entry{entry(1, "r0")}, []lockstate.Reservation{quarantine}, 1),
+		}
+		rep := checker.Check(vs, in)
+		assert.True(t, rep.OK(), rep.Violations)
+	})
+	t.Run("busy runner", func(t *testing.T) {
+		t.Parallel()
+		busy := holder(8, "r0")
+		busy.FencingToken = 1
+		admitted := admitted
+		admitted.FencingToken = 2
+		vs := []checker.Version{
+			v(0, []lockstate.Holder{busy}, []lockstate.Entry{entry(1, "r0"), entry(2, "r1")}, []lockstate.Reservation{}, 1),
+			v(1, []lockstate.Holder{busy, admitted}, []lockstate.Entry{entry(1, "r0")}, []lockstate.Reservation{}, 2),
+		}
+		rep := checker.Check(vs, in)
+		assert.Contains(t, strings.Join(rep.Violations, "\n"), "overtaken 1 times > maxOvertakes 0")
+	})
+}

@@ -98,8 +98,21 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 			pos = len(prev.st.Queue)
 		}
 		runners := map[string]bool{}
+		firstOnRunner := map[string]bool{}
 		for _, w := range prev.st.Queue[:pos] {
+			first := !firstOnRunner[w.RunnerID]
+			firstOnRunner[w.RunnerID] = true
 			if _, still := cur.queued[w.HolderID]; !still || w.RunnerID == "" || w.RunnerID == h.RunnerID {
+				continue
+			}
+			if first && reclaimEligible(cur, w.RunnerID, x.in.MaxHolders) {
+				// Spec §2.6 "Same-runner quarantine reclaim at admission":
+				// the first queued entry of a runner holding a quarantine
+				// swaps it for a holder without a free seat. It waits for
+				// its own poll, not for a seat, so passing it is no
+				// overtake (lockstate scanQueue: "neither ranked nor
+				// blocked").
+				runners[w.RunnerID] = true
 				continue
 			}
 			if !cur.occupied[w.RunnerID] && !runners[w.RunnerID] {
@@ -116,6 +129,23 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 			}
 		}
 	}
+}
+
+// reclaimEligible reports whether, in cur, the first queued entry of runner
+// may reclaim its runner's quarantine at admission (schema >= 4, a
+// quarantine on the runner, freeSlots >= 0; spec §2.6).
+func reclaimEligible(cur *snapshot, runner string, limit int) bool {
+	if cur.st.SchemaVersion < 4 {
+		return false
+	}
+	quarantined := false
+	used := len(cur.st.Holders) + len(cur.st.Reservations)
+	for _, r := range cur.st.Reservations {
+		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
+			quarantined = true
+		}
+	}
+	return quarantined && (limit <= 0 || used <= limit)
 }
 
 // removals classifies every removal of a version with a known actor and

