@@ -15,6 +15,7 @@ all: lint test
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+	$(GO) test -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
 
 ## lint: gofmt, go mod tidy diff, go vet, staticcheck (pinned).
 lint:

@@ -18,8 +18,8 @@ const (
 	// SkipAmbiguousReconcile makes store.Update treat a write whose outcome
 	// is ambiguous as written instead of re-reading to reconcile it.
 	SkipAmbiguousReconcile
-	// QuarantineOnTimeAlone makes lockstate.Reap auto-recover an aged
-	// quarantine without proof that its owning run finished.
+	// QuarantineOnTimeAlone makes the reaper (and lockstate.Reap) auto-recover
+	// an aged quarantine without proof that its owning run finished.
 	QuarantineOnTimeAlone
 	// DropAttemptFence makes lockstate cleanup ownership ignore the run
 	// attempt, so a stale attempt removes a newer attempt's entry.

@@ -125,6 +125,10 @@ type job struct {
 	skipRelease bool
 	blocked     bool
 	unsafe      bool
+	// lateZombie (death "zombie"): right before this process releases,
+	// its attempt ends and the rerun takes the seat or queues, so the stale
+	// attempt's release meets the rerun's entry (scenarios.go).
+	lateZombie bool
 
 	clk    skewClock
 	dead   atomic.Bool
@@ -193,6 +197,7 @@ type sim struct {
 	stop        atomic.Bool
 	wg          sync.WaitGroup
 	nextRes     atomic.Int64
+	cfgLevel    atomic.Int32 // the schema level the operator's config asks for
 }
 
 func (s *sim) intn(n int) int {
@@ -260,6 +265,7 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	} else if c.Aging < 0 {
 		s.aging = false
 	}
+	s.planScenarios()
 
 	// Background actors: the scheduled reaper and the operator.
 	bg, stopBG := context.WithCancel(context.Background())
@@ -389,6 +395,7 @@ func (s *sim) seedState(schema int) {
 func (s *sim) writeConfig(level int) {
 	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t}`,
 		s.cfg.MaxHolders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6)
+	s.cfgLevel.Store(int32(level))
 	if _, err := s.em.PutFile(owner, lockRepo, "main", configPath, []byte(cfg)); err != nil {
 		s.tb.Fatalf("sim: write config: %v", err)
 	}
@@ -563,7 +570,7 @@ func (s *sim) runJob(j *job) {
 	j.mu.Unlock()
 	sig := &lockaction.Signals{}
 	var deathTimer *time.Timer
-	if j.death != "" {
+	if j.death != "" && !j.lateZombie {
 		deathTimer = time.AfterFunc(j.deathAt, func() {
 			switch j.death {
 			case "sigkill":
@@ -597,6 +604,12 @@ func (s *sim) runJob(j *job) {
 	j.mu.Unlock()
 	if err == nil && ctx.Err() == nil {
 		_ = clock.Real{}.Sleep(ctx, j.hold)
+	}
+	if j.lateZombie && err == nil && ctx.Err() == nil {
+		// The runner lost contact just before its release step: GitHub
+		// ends the attempt and the rerun starts (and queues or holds)
+		// while this process goes on to release with its stale attempt.
+		s.lateZombie(ctx, j)
 	}
 	if !j.dead.Load() && err == nil && !j.skipRelease && !(j.death == "sigint" && ctx.Err() != nil && j.withPost) {
 		renv := s.baseEnv(j)

@@ -48,6 +48,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"sort"
 	"strings"
 	"sync"
@@ -391,7 +392,7 @@ func (r *reaper) scanQuarantines(ctx, scanCtx, writeCtx context.Context) {
 		rw.obs = &o
 		v := lockstate.QuarantineOwnerFinished(q, o.Evidence)
 		rw.verdict = verdictText(v)
-		if !v.Stale {
+		if !v.Stale && !plant.Enabled(plant.QuarantineOnTimeAlone) { // planted bug (tests only)
 			rw.action = "kept"
 			r.rows = append(r.rows, rw)
 			continue
