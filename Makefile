@@ -75,7 +75,7 @@ soak:
 	@if [ -n "$(SIM_SEED)" ]; then \
 		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -v -run '^TestSimulation$$' ./internal/sim; \
 	else \
-		SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 8 -run '^TestSoak$$' ./internal/sim 2>&1 | grep -v -e '^=== ' -e '--- PASS' ; \
+		SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 8 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep -v -e '^=== ' -e '--- PASS' ; \
 	fi
 
 ## sim-ci: the CI tier (1,000 fixed seeds, no race detector).
