@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"io"
 	"net/http"
 	"strings"
@@ -182,23 +183,8 @@ func (t actorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// syncBuffer is a goroutine-safe buffer for a step's stdout.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects a step's stdout; see actionio.SyncBuffer.
+type syncBuffer = actionio.SyncBuffer
 
 // credKey is the Retry-After audit's key for an Authorization header. A
 // token is its own key. An App JWT is re-signed every second (iat), so a
