@@ -276,6 +276,26 @@ type row struct {
 
 func (r *reaper) lock() string { return r.lk.Target.Lock }
 
+// observeRow reads the evidence for one row. When the scan deadline has
+// elapsed or the read fails, it records rw as "kept unchanged" (never
+// verified, so never changed) and reports false; otherwise rw carries the
+// observation.
+func (r *reaper) observeRow(ctx, scanCtx context.Context, rw *row, read func(context.Context) (Observation, error)) (Observation, bool) {
+	if r.deadline || ctx.Err() != nil {
+		rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
+		r.rows = append(r.rows, *rw)
+		return Observation{}, false
+	}
+	o, why, ok := r.observe(ctx, scanCtx, read)
+	if !ok {
+		rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
+		r.rows = append(r.rows, *rw)
+		return Observation{}, false
+	}
+	rw.obs = &o
+	return o, true
+}
+
 func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
 	snap, err := r.lk.Store.Load(scanCtx)
 	if err != nil {
@@ -333,18 +353,10 @@ func (r *reaper) scanHolders(ctx, scanCtx, writeCtx context.Context) {
 	for _, h := range holders {
 		rw := row{kind: lockstate.ReapHolder, id: h.HolderID, runURL: h.RunURL,
 			times: fmt.Sprintf("acquired %s, lease until %s", orDash(h.AcquiredAt), orDash(h.ExpiresAt))}
-		if r.deadline || ctx.Err() != nil {
-			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
-			r.rows = append(r.rows, rw)
-			continue
-		}
-		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForHolder(c, h) })
+		o, ok := r.observeRow(ctx, scanCtx, &rw, func(c context.Context) (Observation, error) { return r.ev.ForHolder(c, h) })
 		if !ok {
-			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
-			r.rows = append(r.rows, rw)
 			continue
 		}
-		rw.obs = &o
 		v := lockstate.EvaluateHolder(h, o.Evidence, r.d.Clock.Now())
 		rw.verdict = verdictText(v)
 		if !v.Stale {
@@ -376,20 +388,15 @@ func (r *reaper) scanQuarantines(ctx, scanCtx, writeCtx context.Context) {
 			rw.verdict, rw.action = "auto-recovery skipped: account incident "+st.ActiveIncident.IncidentID+" is active", "kept"
 		case !ok || created.Add(r.grace).After(now):
 			rw.verdict, rw.action = fmt.Sprintf("younger than the %s auto-recovery grace", r.grace), "kept"
-		case r.deadline || ctx.Err() != nil:
-			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
 		}
 		if rw.action != "" {
 			r.rows = append(r.rows, rw)
 			continue
 		}
-		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForReservation(c, q) })
+		o, ok := r.observeRow(ctx, scanCtx, &rw, func(c context.Context) (Observation, error) { return r.ev.ForReservation(c, q) })
 		if !ok {
-			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
-			r.rows = append(r.rows, rw)
 			continue
 		}
-		rw.obs = &o
 		v := lockstate.QuarantineOwnerFinished(q, o.Evidence)
 		rw.verdict = verdictText(v)
 		if !v.Stale && !plant.Enabled(plant.QuarantineOnTimeAlone) { // planted bug (tests only)
@@ -425,18 +432,10 @@ func (r *reaper) scanQueue(ctx, scanCtx, writeCtx context.Context) {
 	var provenRows []int
 	for _, e := range r.latest.State.Queue {
 		rw := row{kind: lockstate.ReapQueueEntry, id: e.HolderID, runURL: e.RunURL, times: "queued " + orDash(e.QueuedAt)}
-		if r.deadline || ctx.Err() != nil {
-			rw.unchecked, rw.verdict, rw.action = true, "not verified: scan deadline elapsed", "kept unchanged"
-			r.rows = append(r.rows, rw)
-			continue
-		}
-		o, why, ok := r.observe(ctx, scanCtx, func(c context.Context) (Observation, error) { return r.ev.ForEntry(c, e) })
+		o, ok := r.observeRow(ctx, scanCtx, &rw, func(c context.Context) (Observation, error) { return r.ev.ForEntry(c, e) })
 		if !ok {
-			rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
-			r.rows = append(r.rows, rw)
 			continue
 		}
-		rw.obs = &o
 		v := lockstate.QueueEntryFinished(e, o.Evidence)
 		rw.verdict = verdictText(v)
 		rw.action = "kept"
