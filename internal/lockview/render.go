@@ -325,17 +325,8 @@ func mermaidLabel(s string) string {
 // escaped, @ as an entity (no mentions), and at most 200 characters.
 // Control characters and U+2028/U+2029 become spaces.
 func EscapeMarkdown(s string) string {
-	var b strings.Builder
-	count := 0
-	for _, r := range s {
-		if count == 200 {
-			b.WriteString("…")
-			break
-		}
-		count++
+	return escapeRunes(s, func(b *strings.Builder, r rune) {
 		switch {
-		case r < 0x20, r == 0x7f, r == '\u2028', r == '\u2029':
-			b.WriteByte(' ')
 		case r == '&':
 			b.WriteString("&amp;")
 		case r == '<':
@@ -350,31 +341,44 @@ func EscapeMarkdown(s string) string {
 		default:
 			b.WriteRune(r)
 		}
-	}
-	return b.String()
+	})
 }
 
 // code prepares text for a single-backtick code span: backticks and
 // newlines cannot appear inside one, and | would still split a table cell.
 func code(s string) string {
-	var b strings.Builder
-	count := 0
-	for _, r := range s {
-		if count == 200 {
-			b.WriteString("…")
-			break
-		}
-		count++
-		switch {
-		case r < 0x20, r == 0x7f, r == '\u2028', r == '\u2029':
-			b.WriteByte(' ')
-		case r == '`':
+	return escapeRunes(s, func(b *strings.Builder, r rune) {
+		switch r {
+		case '`':
 			b.WriteByte('\'')
-		case r == '|':
+		case '|':
 			b.WriteString("\\|")
 		default:
 			b.WriteRune(r)
 		}
+	})
+}
+
+// maxRunes bounds every rendered piece of untrusted text.
+const maxRunes = 200
+
+// escapeRunes writes at most maxRunes runes of s (then "…"), turning control
+// characters and U+2028/U+2029 into spaces and every other rune into what
+// esc writes for it.
+func escapeRunes(s string, esc func(b *strings.Builder, r rune)) string {
+	var b strings.Builder
+	count := 0
+	for _, r := range s {
+		if count == maxRunes {
+			b.WriteString("…")
+			break
+		}
+		count++
+		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' {
+			b.WriteByte(' ')
+			continue
+		}
+		esc(&b, r)
 	}
 	return b.String()
 }
