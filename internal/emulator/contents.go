@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -96,14 +97,31 @@ func hGetContents(c *reqCtx) *response {
 		h.Set("Content-Type", "application/vnd.github.raw; charset=utf-8")
 		return &response{status: http.StatusOK, header: h, body: append([]byte{}, content...)}
 	}
+	// The body depends only on these; polls repeat it thousands of times per
+	// simulated hour, so it is encoded once (the ETag is still computed per
+	// token in finalizeLocked).
+	key := strings.Join([]string{c.apiBase, c.webBase, r.fullName(), p, sha, refName}, "\x00")
+	if b, ok := c.e.contentsJSON[key]; ok {
+		return c.jsonBytes(http.StatusOK, bytes.Clone(b))
+	}
 	obj := c.fileJSON(r, p, sha, len(content), refName)
 	if len(content) > maxInlineContent {
 		obj["content"], obj["encoding"] = "", "none"
 	} else {
 		obj["content"], obj["encoding"] = encode64(content), "base64"
 	}
-	return c.json(http.StatusOK, obj)
+	resp = c.json(http.StatusOK, obj)
+	if resp.status == http.StatusOK {
+		if len(c.e.contentsJSON) >= maxContentsJSON {
+			clear(c.e.contentsJSON)
+		}
+		c.e.contentsJSON[key] = bytes.Clone(resp.body)
+	}
+	return resp
 }
+
+// maxContentsJSON bounds the encoded-contents memo of one emulator.
+const maxContentsJSON = 1024
 
 func (c *reqCtx) listDir(r *repo, cm *commit, dir, ref string) *response {
 	prefix := ""

@@ -73,6 +73,8 @@ type Emulator struct {
 	faults  []*faultEntry
 	faultID int
 	metrics metricsState
+
+	contentsJSON map[string][]byte // encoded Contents API file bodies (hGetContents)
 }
 
 type owner struct {
@@ -140,17 +142,18 @@ func New(opts Options) *Emulator {
 		opts.LogLimit = 100000
 	}
 	e := &Emulator{
-		clk:       opts.Clock,
-		serverURL: strings.TrimRight(opts.ServerURL, "/"),
-		opts:      opts,
-		rng:       rand.New(rand.NewSource(opts.Seed)),
-		nextID:    100000,
-		owners:    map[string]*owner{},
-		repos:     map[string]*repo{},
-		apps:      map[int64]*app{},
-		insts:     map[int64]*installation{},
-		tokens:    map[string]*credential{},
-		buckets:   map[string]*bucket{},
+		clk:          opts.Clock,
+		serverURL:    strings.TrimRight(opts.ServerURL, "/"),
+		opts:         opts,
+		rng:          rand.New(rand.NewSource(opts.Seed)),
+		nextID:       100000,
+		owners:       map[string]*owner{},
+		repos:        map[string]*repo{},
+		contentsJSON: map[string][]byte{},
+		apps:         map[int64]*app{},
+		insts:        map[int64]*installation{},
+		tokens:       map[string]*credential{},
+		buckets:      map[string]*bucket{},
 	}
 	e.metrics.reset()
 	return e

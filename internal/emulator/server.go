@@ -88,6 +88,11 @@ func (c *reqCtx) json(status int, v any) *response {
 	if err != nil {
 		return c.errorf(http.StatusInternalServerError, "emulator: encode: %v", err)
 	}
+	return c.jsonBytes(status, b)
+}
+
+// jsonBytes answers with an already encoded JSON body.
+func (c *reqCtx) jsonBytes(status int, b []byte) *response {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	return &response{status: status, header: h, body: b}

@@ -62,12 +62,34 @@ type clockSigner struct {
 	key   *rsa.PrivateKey
 	appID int64
 	clock clock.Clock
+
+	mu     sync.Mutex
+	signed time.Time // the second the memoized JWT was signed for
+	jwt    string
 }
 
 // Sign implements ghinstallation.Signer. The claims ghinstallation proposes
-// are replaced by iat=now−60 s, exp=now+540 s, iss=<app id>.
+// are replaced by iat=now−60 s, exp=now+540 s, iss=<app id>. RS256
+// (PKCS #1 v1.5) is deterministic and the claims have one-second
+// resolution, so a JWT requested again within the same second is the same
+// bytes: it is memoized instead of paying for another RSA signature.
 func (s *clockSigner) Sign(jwt.Claims) (string, error) {
 	now := s.clock.Now().Truncate(time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jwt != "" && s.signed.Equal(now) {
+		return s.jwt, nil
+	}
+	tok, err := s.sign(now)
+	if err != nil {
+		return "", err
+	}
+	s.signed, s.jwt = now, tok
+	return tok, nil
+}
+
+// sign signs the reference's claims for the second now.
+func (s *clockSigner) sign(now time.Time) (string, error) {
 	claims := &jwt.RegisteredClaims{
 		IssuedAt:  jwt.NewNumericDate(now.Add(-jwtIssuedAtSkew)),
 		ExpiresAt: jwt.NewNumericDate(now.Add(jwtLifetime)),

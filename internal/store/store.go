@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/sha1" //nolint:gosec // git blob object names are SHA-1 by definition, not a security primitive here
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sync"
 	"time"
@@ -106,8 +109,20 @@ type Result struct {
 type Store struct {
 	opts Options
 
-	mu   sync.Mutex
-	last *Snapshot // newest version this Store has seen or written
+	mu    sync.Mutex
+	last  *Snapshot           // newest version this Store has seen or written
+	reads map[string]readMemo // last decoded Contents response per path and ref
+}
+
+// readMemo is one decoded Contents API response: the exact body, the file's
+// blob SHA and its decoded content. A poll that the ETag cache answered with
+// a 304 hands back the same body; recognising it skips the JSON and base64
+// decoding a waiter would otherwise repeat on every poll.
+type readMemo struct {
+	body    []byte
+	sha     string
+	raw     bool // encoding "none" (over 1 MB): the content comes from the raw endpoint
+	content []byte
 }
 
 var lockNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,80}$`)
@@ -363,42 +378,86 @@ func (s *Store) EnsureBranch(ctx context.Context) error {
 
 // readFile returns the bytes and blob SHA of path at ref ("" = default branch).
 func (s *Store) readFile(ctx context.Context, path, ref string) ([]byte, string, error) {
-	gh := s.opts.Client.GitHub()
-	var file *github.RepositoryContent
-	var opts *github.RepositoryContentGetOptions
-	if ref != "" {
-		opts = &github.RepositoryContentGetOptions{Ref: ref}
-	}
+	var memo readMemo
 	err := s.opts.Client.Do(ctx, s.op("GET contents "+path, false), func(ctx context.Context) (*github.Response, error) {
-		f, dir, resp, err := gh.Repositories.GetContents(ctx, s.opts.Owner, s.opts.Repo, path, opts)
-		if err == nil && f == nil {
-			return resp, fmt.Errorf("read %s: a directory (%d entries) is where a file was expected", path, len(dir))
-		}
-		file = f
+		var resp *github.Response
+		var err error
+		memo, resp, err = s.getContents(ctx, path, ref)
 		return resp, err
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	sha := file.GetSHA()
-	if file.GetEncoding() == "none" {
+	if memo.raw {
 		// Files over 1 MB come without inline content; fetch the raw bytes
 		// and prove they are the version the SHA names.
 		data, err := s.readRaw(ctx, path, ref)
 		if err != nil {
 			return nil, "", err
 		}
-		if got := BlobSHA(data); got != sha {
+		if got := BlobSHA(data); got != memo.sha {
 			return nil, "", &ghclient.Error{Class: ghclient.ClassRetryable, Op: "GET raw " + path,
-				Err: fmt.Errorf("raw content %s does not match blob %s (file changed between reads)", shortSHA(got), shortSHA(sha))}
+				Err: fmt.Errorf("raw content %s does not match blob %s (file changed between reads)", shortSHA(got), shortSHA(memo.sha))}
 		}
-		return data, sha, nil
+		return data, memo.sha, nil
 	}
-	content, err := file.GetContent()
+	return bytes.Clone(memo.content), memo.sha, nil
+}
+
+// getContents is one GET /repos/{o}/{r}/contents/{path} attempt, decoded as
+// go-github's RepositoriesService.GetContents would decode it. A body
+// byte-identical to the last one decoded for the same path and ref (the ETag
+// cache's copy after a 304) reuses that decode.
+func (s *Store) getContents(ctx context.Context, path, ref string) (readMemo, *github.Response, error) {
+	gh := s.opts.Client.GitHub()
+	// The URL GetContents builds: the path escaped as a URL path, ?ref=.
+	u := fmt.Sprintf("repos/%s/%s/contents/%s", s.opts.Owner, s.opts.Repo, (&url.URL{Path: path}).String())
+	if ref != "" {
+		u += "?ref=" + url.QueryEscape(ref)
+	}
+	req, err := gh.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("decode contents of %s: %w", path, err)
+		return readMemo{}, nil, err
 	}
-	return []byte(content), sha, nil
+	resp, err := gh.BareDo(ctx, req)
+	if err != nil {
+		return readMemo{}, resp, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return readMemo{}, resp, err
+	}
+	key := path + "\x00" + ref
+	s.mu.Lock()
+	prev, ok := s.reads[key]
+	s.mu.Unlock()
+	if ok && bytes.Equal(prev.body, body) {
+		return prev, resp, nil
+	}
+	var file github.RepositoryContent
+	if err := json.Unmarshal(body, &file); err != nil {
+		var dir []*github.RepositoryContent
+		if json.Unmarshal(body, &dir) == nil {
+			return readMemo{}, resp, fmt.Errorf("read %s: a directory (%d entries) is where a file was expected", path, len(dir))
+		}
+		return readMemo{}, resp, fmt.Errorf("decode contents of %s: %w", path, err)
+	}
+	memo := readMemo{body: body, sha: file.GetSHA(), raw: file.GetEncoding() == "none"}
+	if !memo.raw {
+		content, err := file.GetContent()
+		if err != nil {
+			return readMemo{}, resp, fmt.Errorf("decode contents of %s: %w", path, err)
+		}
+		memo.content = []byte(content)
+	}
+	s.mu.Lock()
+	if s.reads == nil {
+		s.reads = map[string]readMemo{}
+	}
+	s.reads[key] = memo
+	s.mu.Unlock()
+	return memo, resp, nil
 }
 
 func (s *Store) readRaw(ctx context.Context, path, ref string) ([]byte, error) {

@@ -377,3 +377,34 @@ func roundMS(ds []time.Duration) []time.Duration {
 	}
 	return out
 }
+
+// A 304 reuses the last decode of the Contents response; a new version
+// from another writer is decoded afresh, and the config file (another
+// path on another ref) never answers with the state's bytes.
+func TestRevalidatedReadsReuseTheDecodeAndNewVersionsAreSeen(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	reader, writer := f.store(t), f.store(t)
+	ctx := context.Background()
+	_, err := writer.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(1, ""), epoch, nil))
+	require.NoError(t, err)
+	first, err := reader.Load(ctx)
+	require.NoError(t, err)
+	again, err := reader.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, first.SHA, again.SHA)
+	assert.Len(t, again.State.Holders, 1)
+
+	_, err = writer.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(2, ""), epoch, nil))
+	require.NoError(t, err)
+	next, err := reader.Load(ctx)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.SHA, next.SHA, "the writer's new version is read, not the memo")
+	assert.Len(t, next.State.Holders, 1)
+	assert.Len(t, next.State.Queue, 1, "one seat: the second job queues")
+	assert.Equal(t, f.history()[len(f.history())-1].BlobSHA, next.SHA)
+
+	cfg, err := reader.ReadConfig(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, lockstate.DefaultConfig(), cfg.Config, "a missing config is the default config")
+}
