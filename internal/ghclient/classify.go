@@ -201,7 +201,7 @@ func classifyHTTP(r *http.Response, msg string, err error, now time.Time) outcom
 	o.instruction, o.hasInstruction = parseRetryAfter(o.retryAfterRaw, now)
 	o.remainingZero = h.Get(headerRateRemaining) == "0"
 	if t, ok := parseRateReset(rateResetValue(h)); ok {
-		o.reset = t
+		o.reset = serverRelative(t, h, now)
 	}
 	s := r.StatusCode
 	switch {
@@ -266,4 +266,19 @@ func isTransportErr(err error) bool {
 func isDialErr(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// serverRelative maps an instant on GitHub's clock (x-ratelimit-reset, UTC
+// epoch seconds) onto the local clock by measuring it from the response's
+// Date header, which GitHub stamps on the same clock. Compared with a
+// runner clock that is off, the absolute value would send before the reset
+// (clock ahead: reliability goal R-F4) or wait needlessly (clock behind).
+// Date has one-second resolution and is truncated, so the measured wait is
+// never shorter than the true one and at most a second longer.
+func serverRelative(t time.Time, h http.Header, now time.Time) time.Time {
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return t
+	}
+	return now.Add(t.Sub(date))
 }

@@ -97,9 +97,14 @@ type Client struct {
 	attemptTimeout time.Duration
 
 	// gateUntil is the server-directed wait (Retry-After) every attempt
-	// on this client honors; see noteServerWait.
-	gateMu    sync.Mutex
-	gateUntil time.Time
+	// on this client honors; primaryUntil is the x-ratelimit-reset of an
+	// exhausted primary limit, per credential kind (index 0: the
+	// installation token or plain token of resource calls; 1: the App JWT
+	// of installation lookups and mints, which GitHub limits separately).
+	// See noteServerWait.
+	gateMu       sync.Mutex
+	gateUntil    time.Time
+	primaryUntil [2]time.Time
 }
 
 // New validates cfg and builds a Client. It makes no network calls: the App

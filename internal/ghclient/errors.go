@@ -88,6 +88,10 @@ type Error struct {
 	DeadlineElapsed bool
 	// Deadline is the budget's absolute deadline, zero when attempt-bounded.
 	Deadline time.Time
+	// PrimaryReset is set when the call failed fast on an exhausted primary
+	// rate limit (or was held back by one an earlier answer on this client
+	// reported): the x-ratelimit-reset before which nothing is sent.
+	PrimaryReset time.Time
 	// MaybeApplied reports that this is a mutation and at least one attempt
 	// had an unknown outcome, so GitHub may have applied the write even
 	// though the call failed. It is always true for ClassAmbiguous and may
@@ -136,6 +140,10 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(e.detail())
 	}
+	if !e.PrimaryReset.IsZero() {
+		fmt.Fprintf(&b, "; the primary rate limit is exhausted until %s (in %s): no request is sent before it resets",
+			e.PrimaryReset.UTC().Format(time.RFC3339), e.Wait.Round(time.Second))
+	}
 	if e.Class == ClassAmbiguous {
 		b.WriteString("; an earlier attempt had an unknown outcome, so the write may have been applied")
 	}
@@ -146,6 +154,8 @@ func (e *Error) Error() string {
 func (e *Error) detail() string {
 	var b strings.Builder
 	switch {
+	case e.Attempts == 0 && !e.PrimaryReset.IsZero():
+		b.WriteString("not sent: an earlier answer on this client exhausted the primary rate limit")
 	case e.CredentialFailure:
 		b.WriteString("credential unavailable: ")
 		if e.Err != nil {

@@ -48,6 +48,7 @@ type scripted struct {
 	routes map[string][]reply
 	seen   []recorded
 	srv    *httptest.Server
+	now    func() time.Time // the server's clock for Date; nil: net/http's
 }
 
 func newScripted(t *testing.T) *scripted {
@@ -109,6 +110,11 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	if _, ok := rep.header["Content-Type"]; !ok {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	}
+	if s.now != nil {
+		// GitHub stamps Date on its own clock: the harness's fake clock
+		// stands for it (a reply may override it to model skew).
+		w.Header().Set("Date", s.now().UTC().Format(http.TimeFormat))
+	}
 	for k, v := range rep.header {
 		w.Header().Set(k, v)
 	}
@@ -158,6 +164,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	t.Helper()
 	s := newScripted(t)
 	h := &harness{clock: clock.NewFake(testStart()), srv: s}
+	s.now = h.clock.Now
 	cfg := Config{
 		APIURL:    s.srv.URL + basePath,
 		Token:     "test-plain-token-value",

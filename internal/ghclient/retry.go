@@ -109,12 +109,12 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 		// Honor a Retry-After an earlier answer to this client advertised
 		// (R-F4): another call, or the credential lookup serving this
 		// one, may have been told to wait.
-		if err := c.awaitServerWait(ctx, op, rb, attempt, maybeApplied, last); err != nil {
+		if err := c.awaitServerWait(ctx, op, rb, inner, attempt, maybeApplied, last); err != nil {
 			return err
 		}
 		o := c.attemptOnce(ctx, rb, inner, fn)
 		last = o
-		c.noteServerWait(o, rb)
+		c.noteServerWait(o, rb, inner)
 		if o.kind == kindOK {
 			return nil
 		}
@@ -157,6 +157,12 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return c.exhausted(name, rb, attempt, maybeApplied, o, false)
 		}
 		now := c.clock.Now()
+		if reset, ok := o.primaryReset(now); ok && !c.mayAwaitPrimary(rb, reset, now) {
+			// Fail fast: the hourly window cannot reopen inside this
+			// budget, and retrying into it is what GitHub warns
+			// integrations are banned for.
+			return c.primaryExhausted(name, rb, attempt, maybeApplied, o, reset, now)
+		}
 		if rb.hasDeadline && !now.Before(rb.b.Deadline) {
 			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
 		}
@@ -189,10 +195,26 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 // that many seconds has elapsed" (reliability goal R-F4). The recorded wait
 // is the one this call itself honors (spec §3.6 "Delay computation"): the
 // full instruction under a deadline, capped at max(ceiling, floor) on an
-// attempt-bounded call. A primary limit's x-ratelimit-reset is not recorded
-// ("Server-Directed Retry Waits": attempt-bounded calls back off
-// exponentially instead).
-func (c *Client) noteServerWait(o outcome, rb resolvedBudget) {
+// attempt-bounded call.
+//
+// An exhausted primary limit (403/429, x-ratelimit-remaining: 0, no
+// Retry-After) records its x-ratelimit-reset for the credential kind that
+// received it (inner: the App JWT): GitHub's rate-limit guide says to wait
+// until then, and "continuing to make requests while you are rate limited
+// may result in the banning of your integration"
+// (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#handle-rate-limit-errors-appropriately).
+// Issue 4 (R-F4: 0 requests before the reset) takes precedence over the
+// reference's exponential backoff there; see awaitServerWait.
+func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
+	now := c.clock.Now()
+	if reset, ok := o.primaryReset(now); ok {
+		i := credIndex(inner)
+		c.gateMu.Lock()
+		if reset.After(c.primaryUntil[i]) {
+			c.primaryUntil[i] = reset
+		}
+		c.gateMu.Unlock()
+	}
 	if o.kind != kindHTTP || !o.hasInstruction || o.instruction <= 0 {
 		return
 	}
@@ -200,7 +222,7 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget) {
 	if !rb.hasDeadline {
 		w = min(w, max(rb.ceiling, min(c.knobs.Base, c.knobs.Max)))
 	}
-	until := c.clock.Now().Add(w)
+	until := now.Add(w)
 	c.gateMu.Lock()
 	if until.After(c.gateUntil) {
 		c.gateUntil = until
@@ -208,21 +230,73 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget) {
 	c.gateMu.Unlock()
 }
 
+// credIndex selects the primaryUntil slot of a call's credential.
+func credIndex(inner bool) int {
+	if inner {
+		return 1
+	}
+	return 0
+}
+
+// primaryReset reports an exhausted primary rate limit and when it resets:
+// 403 or 429 with x-ratelimit-remaining: 0, no Retry-After, and a reset in
+// the future (spec §3.6 "Primary rate limit reset").
+func (o outcome) primaryReset(now time.Time) (time.Time, bool) {
+	ok := o.kind == kindHTTP && !o.hasInstruction && o.remainingZero &&
+		(o.status == http.StatusForbidden || o.status == http.StatusTooManyRequests) && o.reset.After(now)
+	return o.reset, ok
+}
+
+// mayAwaitPrimary reports whether a call may sleep until an exhausted
+// primary limit resets. A deadline-bound call that reads the reset
+// (WaitPrimaryReset: release) waits, clamped to its deadline; any other
+// call waits only for a reset within its Retry-After ceiling (and its
+// deadline). Otherwise it fails fast without sending ("Server-Directed
+// Retry Waits": an hourly window cannot reopen inside an attempt-bounded
+// budget, and acquire and reap fail fast rather than hold a runner).
+func (c *Client) mayAwaitPrimary(rb resolvedBudget, reset, now time.Time) bool {
+	if rb.hasDeadline && rb.b.WaitPrimaryReset {
+		return true
+	}
+	if rb.hasDeadline && !reset.Before(rb.b.Deadline) {
+		return false
+	}
+	return reset.Sub(now) <= max(rb.ceiling, min(c.knobs.Base, c.knobs.Max))
+}
+
+// primaryExhausted is the fail-fast error of a call that may not wait for
+// the primary limit's reset: GITHUB_API_RETRY_EXHAUSTED with Wait set to
+// the time left, and nothing sent inside the window.
+func (c *Client) primaryExhausted(name string, rb resolvedBudget, attempts int, maybeApplied bool, last outcome, reset, now time.Time) *Error {
+	e := c.exhausted(name, rb, attempts, maybeApplied, last, false)
+	e.Wait = reset.Sub(now)
+	e.PrimaryReset = reset
+	return e
+}
+
 // awaitServerWait sleeps until the client's server-directed wait (see
 // noteServerWait) has elapsed. An attempt-bounded call waits at most
 // max(ceiling, floor), like its own Retry-After waits. A call whose
 // deadline ends before the wait does is exhausted without sending anything
 // (the deadline elapsed): sending inside the window is never the fallback.
-func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome) error {
+// An exhausted primary limit of the call's credential is waited out only
+// where mayAwaitPrimary allows; otherwise the call fails fast, unsent.
+func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, inner bool, attempt int, maybeApplied bool, last outcome) error {
 	c.gateMu.Lock()
-	until := c.gateUntil
+	until, primary := c.gateUntil, c.primaryUntil[credIndex(inner)]
 	c.gateMu.Unlock()
 	now := c.clock.Now()
+	name := opName(op, last)
+	if primary.After(now) {
+		if !c.mayAwaitPrimary(rb, primary, now) || (rb.hasDeadline && !primary.Before(rb.b.Deadline)) {
+			return c.primaryExhausted(name, rb, attempt-1, maybeApplied, last, primary, now)
+		}
+		until = later(until, primary)
+	}
 	d := until.Sub(now)
 	if d <= 0 {
 		return nil
 	}
-	name := opName(op, last)
 	if rb.hasDeadline && !until.Before(rb.b.Deadline) {
 		e := c.exhausted(name, rb, attempt-1, maybeApplied, last, true)
 		if e.Wait == 0 {
@@ -233,10 +307,10 @@ func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, 
 		}
 		return e
 	}
-	if !rb.hasDeadline {
+	if !rb.hasDeadline && !primary.After(now) {
 		d = min(d, max(rb.ceiling, min(c.knobs.Base, c.knobs.Max)))
 	}
-	c.warn(fmt.Sprintf("%s waits %d ms for an earlier Retry-After before attempt %d", name, d.Milliseconds(), attempt))
+	c.warn(fmt.Sprintf("%s waits %d ms for an earlier Retry-After or rate-limit reset before attempt %d", name, d.Milliseconds(), attempt))
 	if err := c.clock.Sleep(ctx, d); err != nil {
 		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
 	}
@@ -244,6 +318,14 @@ func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, 
 		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
 	}
 	return nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // attemptOnce obtains credentials (resource calls with App auth) and runs
@@ -293,9 +375,8 @@ func (c *Client) delay(o outcome, attempt int, rb resolvedBudget, now time.Time)
 	base, maxD := c.knobs.Base, c.knobs.Max
 	floor := min(base, maxD)
 	instr, has := o.instruction, o.hasInstruction
-	if !has && rb.hasDeadline && rb.b.WaitPrimaryReset && o.remainingZero &&
-		(o.status == http.StatusForbidden || o.status == http.StatusTooManyRequests) && o.reset.After(now) {
-		instr, has = o.reset.Sub(now), true
+	if reset, ok := o.primaryReset(now); ok && !has && c.mayAwaitPrimary(rb, reset, now) {
+		instr, has = reset.Sub(now), true
 	}
 	if has {
 		w := max(instr, floor)

@@ -2,6 +2,8 @@ package ghclient
 
 import (
 	"context"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -69,4 +71,114 @@ func TestRetryAfterOnTheInstallationLookupHoldsBackTheServingCall(t *testing.T) 
 		t.Errorf("the lookup after the 429 went out %s after start, inside the Retry-After window", got)
 	}
 	has(t, h.warnings()[len(h.warnings())-1], "waits 39500 ms for an earlier Retry-After", "warning")
+}
+
+// primaryExhausted403 is GitHub's answer once an hourly primary budget is
+// spent: 403, x-ratelimit-remaining 0, the reset epoch, no Retry-After.
+func primaryExhausted403(reset time.Time) reply {
+	return reply{status: 403, body: msg("API rate limit exceeded for installation ID 7."),
+		header: hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))}
+}
+
+// R-F4 (issue 4: 0 requests before x-ratelimit-reset): an attempt-bounded
+// call whose primary limit resets beyond its Retry-After ceiling fails fast
+// after the one answer, and every later call on the client fails without
+// sending until the reset; then calls go out again.
+func TestPrimaryLimitFailsFastAndHoldsBackEveryLaterCall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	start := h.clock.Now()
+	reset := start.Add(40 * time.Minute)
+	h.srv.on("GET", repoPath, primaryExhausted403(reset))
+	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, e.Code, CodeRetryExhausted, "Code")
+	eq(t, e.Class, ClassRetryable, "Class")
+	eq(t, e.Attempts, 1, "Attempts")
+	eq(t, e.Status, 403, "Status")
+	eq(t, e.Wait, 40*time.Minute, "Wait")
+	has(t, e.Error(), "primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
+	eqSleeps(t, h.clock.Sleeps())
+
+	// A later call inside the window: nothing is sent.
+	h.clock.Advance(10 * time.Minute)
+	e = mustErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, e.Attempts, 0, "Attempts of the held-back call")
+	eq(t, e.Wait, 30*time.Minute, "Wait of the held-back call")
+	eq(t, len(h.srv.requests()), 1, "requests inside the window")
+
+	// A deadline caller that reads the reset but whose deadline ends first
+	// is exhausted without sending.
+	e = mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(2 * time.Minute), WaitPrimaryReset: true}))
+	eq(t, e.Code, CodeRetryExhausted, "deadline caller Code")
+	eq(t, len(h.srv.requests()), 1, "requests inside the window")
+
+	// After the reset the client sends again.
+	h.clock.Advance(30 * time.Minute)
+	h.srv.on("GET", repoPath, reply{body: okRepo})
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, len(h.srv.requests()), 2, "requests after the reset")
+}
+
+// A release-style caller (deadline, WaitPrimaryReset) whose deadline lies
+// beyond the reset waits for it, once, and the next call is not held back.
+func TestPrimaryLimitWaitedOutUnderADeadline(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	start := h.clock.Now()
+	h.srv.on("GET", repoPath, primaryExhausted403(start.Add(90*time.Second)), reply{body: okRepo})
+	mustNoErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(5 * time.Minute), WaitPrimaryReset: true}))
+	eqSleeps(t, h.clock.Sleeps(), 90*time.Second)
+	h.srv.on("GET", repoPath, reply{body: okRepo})
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	eqSleeps(t, h.clock.Sleeps(), 90*time.Second)
+	eq(t, len(h.srv.requests()), 3, "requests")
+}
+
+// The App JWT has its own primary limit: an exhausted installation token
+// does not hold back the installation lookup and mint, and the serving
+// call still fails without sending a resource request into the window.
+func TestPrimaryLimitIsPerCredentialKind(t *testing.T) {
+	t.Parallel()
+	h := appHarness(t, nil)
+	start := h.clock.Now()
+	h.srv.on("GET", "/repos/o/r/installation", lookupOK(h, 7))
+	h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_first"))
+	h.srv.on("GET", repoPath, withToken("ghs_first", primaryExhausted403(start.Add(time.Hour))))
+	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
+	c := h.c
+	c.gateMu.Lock()
+	resource, jwt := c.primaryUntil[0], c.primaryUntil[1]
+	c.gateMu.Unlock()
+	eq(t, resource.Equal(start.Add(time.Hour)), true, "resource gate armed at the reset")
+	eq(t, jwt.IsZero(), true, "App JWT gate untouched")
+	eq(t, len(h.srv.requests()), 3, "lookup, mint, one resource request")
+}
+
+// The held-back call's error says why nothing was sent.
+func TestPrimaryLimitHeldBackCallSaysWhy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	reset := h.clock.Now().Add(time.Hour)
+	h.srv.on("GET", repoPath, primaryExhausted403(reset))
+	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
+	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, e.Error(), "GET repos o/r exhausted its bounded GitHub API retry budget after 0 attempt(s); last failure: "+
+		"not sent: an earlier answer on this client exhausted the primary rate limit; the primary rate limit is exhausted until "+
+		reset.UTC().Format(time.RFC3339)+" (in 1h0m0s): no request is sent before it resets", "error")
+}
+
+// A runner clock 45 s behind GitHub's would send 45 s before the reset if
+// it compared x-ratelimit-reset with its own clock; measured from the
+// response's Date it waits the whole window (simulation seed 89, a drifting
+// runner clock).
+func TestPrimaryResetIsMeasuredFromTheServerDate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	server := h.clock.Now()
+	h.clock.Set(server.Add(-45 * time.Second)) // the runner's clock is behind
+	r := primaryExhausted403(server.Add(50 * time.Second))
+	r.header["Date"] = server.Format(http.TimeFormat)
+	h.srv.on("GET", repoPath, r, reply{body: okRepo})
+	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	eqSleeps(t, h.clock.Sleeps(), 50*time.Second)
 }

@@ -344,18 +344,13 @@ func (s *sim) auditRetryAfter(m emulator.Metrics, violate func(string, ...any)) 
 				s.event("early-request-within-clock-drift")
 				continue
 			}
-			if isPrimary[ev.key] {
-				// Documented deviation (ghclient "Server-Directed Retry
-				// Waits"; spec §3.6: the primary reset is "used only when
-				// a deadline is set"): attempt-bounded calls back off
-				// exponentially instead of waiting for x-ratelimit-reset.
-				// Counted and reported, not failed.
-				s.event("early-request-before-primary-reset")
-			} else {
-				n++
-				if n <= 5 {
-					violate("%s (%s) sent %s at %s, %s before the advertised Retry-After", sr.actor, sr.proc, sr.route, sr.at.Format(time.RFC3339Nano), b.Sub(sr.at))
+			n++
+			if n <= 5 {
+				what := "Retry-After"
+				if isPrimary[ev.key] {
+					what = "primary rate-limit reset"
 				}
+				violate("%s (%s) sent %s at %s, %s before the advertised %s", sr.actor, sr.proc, sr.route, sr.at.Format(time.RFC3339Nano), b.Sub(sr.at), what)
 			}
 		}
 	}

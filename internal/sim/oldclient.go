@@ -32,7 +32,7 @@ func (s *sim) runOldClient(j *job) {
 	c, err := ghclient.New(ctx, ghclient.Config{
 		APIURL: apiURL + "/", AppID: writerAppID, PrivateKey: []byte(writerPEM),
 		InstallationRepository: owner + "/" + lockRepo, TokenRepositories: []string{lockRepo},
-		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: "old", dead: &j.dead, base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: "old", drift: j.clk.drift, dead: &j.dead, base: s.em.Transport()},
 		Clock:     j.clk, Jitter: r.Float64, Warn: func(string) {},
 	})
 	if err != nil {
@@ -44,6 +44,11 @@ func (s *sim) runOldClient(j *job) {
 	}
 	cfg, _, err := st.LoadConfig(ctx)
 	if err != nil {
+		// Like the reference's acquire, it gives up before queuing when
+		// the config read fails: a clean end of its wait (seed 473).
+		j.mu.Lock()
+		j.waitEnded = time.Now()
+		j.mu.Unlock()
 		return
 	}
 	cfg.FencedAdmission, cfg.MaxOvertakes = false, 0
