@@ -553,7 +553,7 @@ func (s *sim) deps(j *job, proc string, env map[string]string, sig *lockaction.S
 // runJob runs the job's lock steps: acquire (or acquire-with-cleanup), the
 // licensed work, release, and the post step, with its death if any.
 func (s *sim) runJob(j *job) {
-	dir, err := os.MkdirTemp("", "sim-job-")
+	dir, err := os.MkdirTemp(tempRoot(), "sim-job-")
 	if err != nil {
 		s.tb.Fatalf("sim: %v", err)
 	}
@@ -802,7 +802,7 @@ func (s *sim) reaperLoop(ctx context.Context) {
 }
 
 func (s *sim) reaperEnv(extra map[string]string) (map[string]string, string) {
-	dir, err := os.MkdirTemp("", "sim-reap-")
+	dir, err := os.MkdirTemp(tempRoot(), "sim-reap-")
 	if err != nil {
 		s.tb.Fatalf("sim: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,13 +52,20 @@ var (
 	writerPEM, readerPEM string
 )
 
+// simKeyBits is the App keys' size. GitHub issues 2048-bit keys; the
+// simulation uses 1024 (the smallest crypto/rsa accepts) because RS256
+// signing of App JWTs was over a third of a seed's CPU at 2048, and the
+// size changes nothing the emulator or the client decides. The unit tests
+// of ghclient and the emulator, the demo and the e2e test keep 2048.
+const simKeyBits = 1024
+
 // keys generates the two App keys once per process (RSA generation is the
 // only expensive setup; keys never influence a decision, so sharing them
 // keeps seeds reproducible).
 func keys() {
 	keyOnce.Do(func() {
 		gen := func() (*rsa.PrivateKey, string) {
-			k, err := rsa.GenerateKey(rand.Reader, 2048)
+			k, err := rsa.GenerateKey(rand.Reader, simKeyBits)
 			if err != nil {
 				panic(err)
 			}
@@ -67,6 +75,20 @@ func keys() {
 		readerKey, readerPEM = gen()
 	})
 }
+
+// tempRoot is where each simulated process gets its GITHUB_OUTPUT,
+// GITHUB_STATE and GITHUB_STEP_SUMMARY directory: /dev/shm (tmpfs) where
+// the machine has it, since thousands of seeds create and remove tens of
+// thousands of these files and a disk-backed /tmp made their syscalls an
+// eighth of a seed's CPU; the default temporary directory elsewhere.
+var tempRoot = sync.OnceValue(func() string {
+	const shm = "/dev/shm"
+	if d, err := os.MkdirTemp(shm, "sim-probe-"); err == nil {
+		_ = os.Remove(d)
+		return shm
+	}
+	return ""
+})
 
 // skewClock is a runner's wall clock: the bubble's clock plus a fixed
 // offset and a linear drift since start. Sleeps are real (virtual) time:
