@@ -172,7 +172,7 @@ func runCase(t *testing.T, sc scenario, id caseID) {
 				if v.signals != nil {
 					v.signals.Simulate(os.Interrupt)
 				}
-				if sc.name == "acquire" {
+				if sc.act() == "acquire" {
 					w.intent(v.holderID, o.fireAt) // cancellation cleanup of its own state
 				}
 				vcancel()
@@ -202,7 +202,7 @@ func runCase(t *testing.T, sc scenario, id caseID) {
 		o.retAt = time.Now()
 		if id.f != faultSIGKILL {
 			o.outputs = readOutputs(v.outPath)
-			if sc.name == "acquire" && o.outputs["admission-result"] == "timeout" {
+			if sc.act() == "acquire" && o.outputs["admission-result"] == "timeout" {
 				// The timeout cleanup of its own entry starts at the deadline.
 				w.intent(v.holderID, o.start.Add(victimTimeout))
 			}

@@ -280,11 +280,22 @@ func drain(r *http.Request) {
 	}
 }
 
-// closeHook runs fn once when the body is closed.
+// closeHook runs fn once when the body is closed or read to its end,
+// whichever comes first: go-github reads an error response to EOF and
+// replaces the body without closing the original (CheckResponse), so for a
+// 409 the end of the body is the client having received the response.
 type closeHook struct {
 	io.ReadCloser
 	once sync.Once
 	fn   func()
+}
+
+func (h *closeHook) Read(p []byte) (int, error) {
+	n, err := h.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		h.once.Do(h.fn)
+	}
+	return n, err
 }
 
 func (h *closeHook) Close() error {

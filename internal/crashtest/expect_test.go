@@ -47,7 +47,7 @@ func checkStep(ct *caseT, w *world, sc scenario, v *victim, o *outcome) {
 		return
 	}
 	final := w.stateAt(o.retAt)
-	switch sc.name {
+	switch sc.act() {
 	case "acquire":
 		if msg := checkAcquiredClaim(w, v.holderID, o.outputs); msg != "" {
 			ct.violate("%s", msg)
@@ -96,7 +96,7 @@ func checkStep(ct *caseT, w *world, sc scenario, v *victim, o *outcome) {
 		if o.err == nil && o.outputs[recovery.OutputReaped] != "true" {
 			ct.violate("recovery succeeded without reaped=true (%v)", o.outputs)
 		}
-		if o.err == nil && sc.name == "recover-incident" && final.ActiveIncident != nil {
+		if o.err == nil && sc.act() == "recover-incident" && final.ActiveIncident != nil {
 			ct.violate("recover-incident succeeded but incident %s is still active", final.ActiveIncident.IncidentID)
 		}
 	}
@@ -133,7 +133,7 @@ func cleanupLines(stdout string) string {
 func recoverAndCheckLiveness(ct *caseT, w *world, sc scenario, v *victim, o *outcome, rivals []*actiontest.Job) {
 	ctx := context.Background()
 	if v.job != nil {
-		if sc.name == "acquire" && o.id.f != faultSIGKILL && o.outputs["acquired"] == "true" {
+		if sc.act() == "acquire" && o.id.f != faultSIGKILL && o.outputs["acquired"] == "true" {
 			if err := w.release(ctx, v.job, nil, "resource-cleanup-status", "confirmed"); err != nil {
 				ct.violate("the victim's always() release failed: %v", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +55,10 @@ type victim struct {
 
 // scenario is one action's realistic, deterministic setting.
 type scenario struct {
-	name   string
+	name string
+	// action is the action the victim runs when name is a variant of it
+	// ("release-contended"); "" means name.
+	action string
 	config string
 	seats  int
 	budget time.Duration
@@ -71,6 +75,19 @@ var scenarios = []scenario{
 	{name: "reap", config: cfgTwoSeats, seats: 2, budget: budgetReap, ownBudget: true, setup: setupReap},
 	{name: "recover-quarantine", config: cfgThreeSeats, seats: 3, budget: budgetRecover, setup: setupRecoverQuarantine},
 	{name: "recover-incident", config: cfgThreeSeats, seats: 3, budget: budgetRecover, setup: setupRecoverIncident},
+	// Contention: requests that only happen when another writer wins the
+	// compare-and-swap race (the 409, the re-read, the second write) are
+	// steps too.
+	{name: "acquire-contended", action: "acquire", config: cfgTwoSeats, seats: 2, budget: budgetAcquire, ownBudget: true, setup: setupAcquireContended},
+	{name: "release-contended", action: "release", config: cfgTwoSeats, seats: 2, budget: budgetRelease, ownBudget: true, setup: setupReleaseContended},
+}
+
+// act is the action the scenario's victim runs.
+func (sc scenario) act() string {
+	if sc.action != "" {
+		return sc.action
+	}
+	return sc.name
 }
 
 func must(t testing.TB, what string, err error) {
@@ -101,6 +118,56 @@ func setupAcquire(ctx context.Context, t testing.TB, w *world) *victim {
 		return acquire.Run(ctx, deps(v, tr))
 	})
 }
+
+// setupAcquireContended: one seat is held, one is free; the victim's
+// admission write loses the race to the holder's release (a cooldown on
+// the holder's seat), so it gets 409, re-reads and is admitted to the free
+// seat by a second write.
+func setupAcquireContended(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	v := w.job("victim", "runner-v")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return acquire.Run(ctx, deps(v, w.raceFirstPut(t, tr, h)))
+	})
+}
+
+// setupReleaseContended: the victim and a holder hold both seats; the
+// victim's release write loses the race to the holder's release, so it
+// gets 409, re-reads and releases by a second write.
+func setupReleaseContended(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h")
+	must(t, "holder acquires", w.acquire(ctx, h))
+	v := w.job("victim", "runner-v")
+	must(t, "victim acquires", w.acquire(ctx, v))
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return w.release(ctx, v, w.raceFirstPut(t, tr, h), "resource-cleanup-status", "confirmed")
+	})
+}
+
+// raceFirstPut wraps the victim's transport: just before the victim's
+// first state write leaves, rival releases its seat (through the real
+// release action, on its own transport) and its run finishes, so that
+// write is a compare-and-swap loser.
+func (w *world) raceFirstPut(t testing.TB, base http.RoundTripper, rival *actiontest.Job) http.RoundTripper {
+	var once sync.Once
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/contents/"+actiontest.StatePath) {
+			once.Do(func() {
+				if err := w.release(r.Context(), rival, nil, "resource-cleanup-status", "confirmed"); err != nil {
+					t.Errorf("setup: the rival's release failed: %v", err)
+				}
+				w.finish(rival, "success")
+			})
+		}
+		return base.RoundTrip(r)
+	})
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // setupRelease: the victim holds a seat next to a live holder and releases
 // it with confirmed cleanup (a cooldown).
