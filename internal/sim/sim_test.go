@@ -4,12 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/sim"
 )
@@ -99,6 +101,7 @@ func TestSoak(t *testing.T) {
 }
 
 func runTier(t *testing.T, first uint64, n int) {
+	start := time.Now()
 	var mu sync.Mutex
 	tot := struct {
 		seeds, versions, requests, admissions, violations, failed, liveWaiters, liveResolved, early, maxOvertaken int64
@@ -141,9 +144,9 @@ func runTier(t *testing.T, first uint64, n int) {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "\n  %-40s %d", k, tot.faults[k])
 	}
-	t.Logf("simulation: seeds=%d schedules=%d (final schemas %v) state-versions-checked=%d requests=%d admissions=%d violations=%d failed-seeds=%d\n"+
+	t.Logf("simulation: seeds=%d (from %d) schedules=%d (final schemas %v) state-versions-checked=%d requests=%d admissions=%d violations=%d failed-seeds=%d wall=%s on %d CPUs\n"+
 		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\nfaults and events injected:%s",
-		tot.seeds, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed,
+		tot.seeds, first, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed, time.Since(start).Round(time.Second), runtime.NumCPU(),
 		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, b.String())
 }
 
