@@ -140,7 +140,7 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(e.detail())
 	}
-	if !e.PrimaryReset.IsZero() {
+	if !e.PrimaryReset.IsZero() && !e.CredentialFailure { // a credential failure's cause already says it
 		fmt.Fprintf(&b, "; the primary rate limit is exhausted until %s (in %s): no request is sent before it resets",
 			e.PrimaryReset.UTC().Format(time.RFC3339), e.Wait.Round(time.Second))
 	}

@@ -153,15 +153,16 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 		if !o.retryable {
 			return c.finalError(name, rb, attempt, maybeApplied, o)
 		}
-		if rb.maxAttempts > 0 && attempt >= rb.maxAttempts {
-			return c.exhausted(name, rb, attempt, maybeApplied, o, false)
-		}
 		now := c.clock.Now()
 		if reset, ok := o.primaryReset(now); ok && !c.mayAwaitPrimary(rb, reset, now) {
 			// Fail fast: the hourly window cannot reopen inside this
 			// budget, and retrying into it is what GitHub warns
-			// integrations are banned for.
+			// integrations are banned for. The same holds when the
+			// credential lookup or mint serving this call met it.
 			return c.primaryExhausted(name, rb, attempt, maybeApplied, o, reset, now)
+		}
+		if rb.maxAttempts > 0 && attempt >= rb.maxAttempts {
+			return c.exhausted(name, rb, attempt, maybeApplied, o, false)
 		}
 		if rb.hasDeadline && !now.Before(rb.b.Deadline) {
 			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
@@ -207,7 +208,7 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 // reference's exponential backoff there; see awaitServerWait.
 func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
 	now := c.clock.Now()
-	if reset, ok := o.primaryReset(now); ok {
+	if reset, ok := o.primaryReset(now); ok && o.kind == kindHTTP {
 		i := credIndex(inner)
 		c.gateMu.Lock()
 		if reset.After(c.primaryUntil[i]) {
@@ -241,7 +242,15 @@ func credIndex(inner bool) int {
 // primaryReset reports an exhausted primary rate limit and when it resets:
 // 403 or 429 with x-ratelimit-remaining: 0, no Retry-After, and a reset in
 // the future (spec §3.6 "Primary rate limit reset").
+// A credential failure whose inner call met (or was held back by) such a
+// limit reports that limit's reset.
 func (o outcome) primaryReset(now time.Time) (time.Time, bool) {
+	if o.kind == kindCredential {
+		if e, ok := asError(o.err); ok && e.PrimaryReset.After(now) {
+			return e.PrimaryReset, true
+		}
+		return time.Time{}, false
+	}
 	ok := o.kind == kindHTTP && !o.hasInstruction && o.remainingZero &&
 		(o.status == http.StatusForbidden || o.status == http.StatusTooManyRequests) && o.reset.After(now)
 	return o.reset, ok

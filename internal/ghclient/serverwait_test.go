@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -181,4 +182,27 @@ func TestPrimaryResetIsMeasuredFromTheServerDate(t *testing.T) {
 	h.srv.on("GET", repoPath, r, reply{body: okRepo})
 	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
 	eqSleeps(t, h.clock.Sleeps(), 50*time.Second)
+}
+
+// The App JWT's primary limit exhausted on the installation lookup: the
+// serving call fails after its one attempt, without backing off through
+// attempts that could send nothing, and later calls send nothing until the
+// reset.
+func TestPrimaryLimitOnTheInstallationLookupFailsTheServingCallFast(t *testing.T) {
+	t.Parallel()
+	h := appHarness(t, nil)
+	start := h.clock.Now()
+	reset := start.Add(30 * time.Minute)
+	h.srv.on("GET", "/repos/o/r/installation", primaryExhausted403(reset))
+	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, e.Code, CodeRetryExhausted, "Code")
+	eq(t, e.CredentialFailure, true, "CredentialFailure")
+	eq(t, e.Attempts, 1, "Attempts")
+	eq(t, e.PrimaryReset.Equal(reset), true, "PrimaryReset")
+	has(t, e.Error(), "the primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
+	eq(t, strings.Count(e.Error(), "primary rate limit is exhausted until"), 1, "the reset is named once")
+	eqSleeps(t, h.clock.Sleeps())
+	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
+	eq(t, len(h.srv.requests()), 1, "requests (the second call sent nothing)")
+	eqSleeps(t, h.clock.Sleeps())
 }
