@@ -136,13 +136,7 @@ func setupAcquireContended(ctx context.Context, t testing.TB, w *world) *victim 
 // victim's release write loses the race to the holder's release, so it
 // gets 409, re-reads and releases by a second write.
 func setupReleaseContended(ctx context.Context, t testing.TB, w *world) *victim {
-	h := w.job("holder", "runner-h")
-	must(t, "holder acquires", w.acquire(ctx, h))
-	v := w.job("victim", "runner-v")
-	must(t, "victim acquires", w.acquire(ctx, v))
-	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
-		return w.release(ctx, v, w.raceFirstPut(t, tr, h), "resource-cleanup-status", "confirmed")
-	})
+	return releaseVictim(ctx, t, w, true)
 }
 
 // raceFirstPut wraps the victim's transport: just before the victim's
@@ -172,11 +166,20 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // setupRelease: the victim holds a seat next to a live holder and releases
 // it with confirmed cleanup (a cooldown).
 func setupRelease(ctx context.Context, t testing.TB, w *world) *victim {
+	return releaseVictim(ctx, t, w, false)
+}
+
+// releaseVictim is the release setting; contended makes the holder's
+// release win the race against the victim's first write.
+func releaseVictim(ctx context.Context, t testing.TB, w *world, contended bool) *victim {
 	h := w.job("holder", "runner-h")
 	must(t, "holder acquires", w.acquire(ctx, h))
 	v := w.job("victim", "runner-v")
 	must(t, "victim acquires", w.acquire(ctx, v))
 	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		if contended {
+			tr = w.raceFirstPut(t, tr, h)
+		}
 		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
 	})
 }
