@@ -92,8 +92,23 @@ func attemptAdvanced(run RunEvidence, stored string) bool {
 		compareDecimal(run.RunAttempt, stored) > 0
 }
 
+// attemptBehind reports whether the run evidence is of an attempt before
+// the stored one: it was read before the rerun that created the entry (a
+// cached or lagging read), so it says nothing about the entry's attempt.
+// Both must be canonical positive decimals.
+func attemptBehind(run RunEvidence, stored string) bool {
+	return isCanonicalPositiveDecimal(run.RunAttempt) && isCanonicalPositiveDecimal(stored) &&
+		compareDecimal(run.RunAttempt, stored) < 0
+}
+
+// behindReason is the verdict reason of evidence older than the entry.
+func behindReason(what string, run RunEvidence, stored string) string {
+	return fmt.Sprintf("run evidence is of attempt %s, before the %s's attempt %s: status unknown", run.RunAttempt, what, stored)
+}
+
 // EvaluateHolder is the reference evaluateStale (spec §4.2), in table order:
 //
+//	known, run_attempt < holder runAttempt          → as unknown (below): the read predates the rerun
 //	known, active, run_attempt > holder runAttempt  → stale "workflow run advanced from attempt A to B"
 //	known, active, exact job known and active       → keep  "holder job N is <status>"
 //	known, active, exact job known and completed    → stale "holder job N is completed"
@@ -110,9 +125,16 @@ func EvaluateHolder(h Holder, ev Evidence, now time.Time) Verdict {
 		observed = now
 	}
 	run := ev.Run
-	if !run.Known {
+	if !run.Known || attemptBehind(run, h.RunAttempt) {
+		// Evidence of an earlier attempt than the holder's was read before
+		// the rerun that admitted it (an extension of the reference, which
+		// would take "attempt 1 completed" as proof against attempt 2): it
+		// is no evidence, so only the lease decides, as for unknown.
 		if exp, ok := ParseTime(h.ExpiresAt); ok && exp.Before(observed) {
 			return Verdict{Stale: true, Reason: "holder lease expired and run status is unavailable"}
+		}
+		if run.Known {
+			return Verdict{Reason: behindReason("holder", run, h.RunAttempt)}
 		}
 		return Verdict{Reason: "holder status unavailable before lease expiry"}
 	}
@@ -136,11 +158,17 @@ func EvaluateHolder(h Holder, ev Evidence, now time.Time) Verdict {
 // run advanced past its attempt, or when its exact job is known and not
 // active. Unknown evidence keeps the entry (queue entries have no lease
 // fallback).
+//
+// Evidence of an earlier attempt than the entry's (read before the rerun
+// that queued it) proves nothing and keeps the entry (simulation seed
+// 106635: a run read cached from before a rerun dropped the rerun's entry).
 func QueueEntryFinished(e Entry, ev Evidence) Verdict {
 	run := ev.Run
 	switch {
 	case !run.Known:
 		return Verdict{Reason: "queued run status unavailable"}
+	case attemptBehind(run, e.RunAttempt):
+		return Verdict{Reason: behindReason("entry", run, e.RunAttempt)}
 	case !IsActiveStatus(run.Status):
 		return Verdict{Stale: true, Reason: "queued run is " + describeStatus(run.Status, run.Conclusion)}
 	case attemptAdvanced(run, e.RunAttempt):
@@ -164,6 +192,8 @@ func QuarantineOwnerFinished(r Reservation, ev Evidence) Verdict {
 	switch {
 	case !ev.Run.Known:
 		v.Reason = "owning run status unavailable"
+	case attemptBehind(ev.Run, r.RunAttempt):
+		v.Reason = behindReason("reservation", ev.Run, r.RunAttempt)
 	case !IsActiveStatus(ev.Run.Status):
 		v.Reason = "owning run is " + describeStatus(ev.Run.Status, ev.Run.Conclusion)
 	case !v.Stale:

@@ -74,7 +74,11 @@ func TestEvaluateHolderRules(t *testing.T) {
 		{"non-canonical attempts never count as advanced", func() Holder { h := reapHolderFor(1, "r1", "", future); h.RunAttempt = "01"; return h }(), Evidence{Run: known("in_progress", "", "2")},
 			false, "holder run is in_progress", "attempts must be canonical"},
 		{"older run attempt than recorded", func() Holder { h := reapHolderFor(1, "r1", "", future); h.RunAttempt = "3"; return h }(), Evidence{Run: known("in_progress", "", "2")},
-			false, "holder run is in_progress", "only an advance proves anything"},
+			false, "run evidence is of attempt 2, before the holder's attempt 3: status unknown", "only an advance proves anything"},
+		{"a completed older attempt is no proof against the rerun", func() Holder { h := reapHolderFor(1, "r1", "", future); h.RunAttempt = "2"; return h }(), Evidence{Run: known("completed", "failure", "1")},
+			false, "run evidence is of attempt 1, before the holder's attempt 2: status unknown", "the read predates the rerun (seed 106635)"},
+		{"older-attempt evidence falls back to the lease", func() Holder { h := reapHolderFor(1, "r1", "", past); h.RunAttempt = "2"; return h }(), Evidence{Run: known("completed", "failure", "1")},
+			true, "holder lease expired and run status is unavailable", "treated as unknown, so the lease still bounds it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,6 +105,8 @@ func TestQueueEntryFinishedRules(t *testing.T) {
 		{"exact job completed", withJobID("7"), Evidence{Run: known("in_progress", "", "1"), Job: job("7", "completed")}, true, "queued job 7 is completed"},
 		{"exact job active", withJobID("7"), Evidence{Run: known("in_progress", "", "1"), Job: job("7", "queued")}, false, "queued job 7 is queued"},
 		{"no exact job", withJobID(""), Evidence{Run: known("in_progress", "", "1"), Job: job("7", "completed")}, false, "queued run is in_progress"},
+		{"a completed older attempt keeps the rerun's entry", func() Entry { e := withJobID(""); e.RunAttempt = "2"; return e }(), Evidence{Run: known("completed", "failure", "1")},
+			false, "run evidence is of attempt 1, before the entry's attempt 2: status unknown"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,6 +137,13 @@ func TestQuarantineOwnerFinishedRules(t *testing.T) {
 			assert.Equal(t, Verdict{Stale: tc.finished, Reason: tc.reason}, QuarantineOwnerFinished(q, tc.ev))
 		})
 	}
+	t.Run("a completed older attempt is no proof against the rerun's quarantine", func(t *testing.T) {
+		t.Parallel()
+		q2 := quarantineOn("q2", "r1")
+		q2.RunAttempt = "2"
+		assert.Equal(t, Verdict{Reason: "run evidence is of attempt 1, before the reservation's attempt 2: status unknown"},
+			QuarantineOwnerFinished(q2, Evidence{Run: known("completed", "failure", "1")}))
+	})
 }
 
 func TestReapQuarantinesEveryProvenStaleHolderAtSchema4(t *testing.T) {

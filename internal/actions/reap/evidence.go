@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 
@@ -81,8 +82,11 @@ type ClientFor func(ctx context.Context, owner string) (*ghclient.Client, error)
 // Evidencer reads the run and job evidence of §4.2 through the Actions API
 // with the reader App (E13 run, E14 repository probe after a 404, E12 jobs
 // of the exact attempt). It caches run and job reads for the duration of
-// one reaper run: a terminal run stays terminal, and an active run read a
-// few seconds earlier only ever keeps an entry. Safe for concurrent use.
+// one reaper run. A cached read can predate an entry written meanwhile (a
+// rerun's: the run was terminal at attempt 1 when read, and attempt 2 has
+// queued since), so every Observation carries the time of the read it
+// uses, and lockstate treats evidence of an attempt before the entry's as
+// unknown. Safe for concurrent use.
 type Evidencer struct {
 	clients ClientFor
 	clock   clock.Clock
@@ -96,6 +100,7 @@ type Evidencer struct {
 type runRead struct {
 	ev   lockstate.RunEvidence
 	note string
+	at   time.Time // when it was read
 }
 
 type jobsRead struct {
@@ -125,12 +130,12 @@ func (e *Evidencer) ForHolder(ctx context.Context, h lockstate.Holder) (Observat
 // ForEntry gathers the evidence for a holder or queue entry (see ForHolder).
 func (e *Evidencer) ForEntry(ctx context.Context, en lockstate.Entry) (Observation, error) {
 	var o Observation
-	run, note, err := e.Run(ctx, en.Repository, en.RunID)
+	rr, err := e.run(ctx, en.Repository, en.RunID)
 	if err != nil {
 		return o, err
 	}
-	o.Evidence.Run, o.RunNote = run, note
-	o.Evidence.ObservedAt = e.clock.Now()
+	run := rr.ev
+	o.Evidence.Run, o.RunNote, o.Evidence.ObservedAt = rr.ev, rr.note, rr.at
 	if !run.Known || !lockstate.IsActiveStatus(run.Status) || advanced(run.RunAttempt, en.RunAttempt) {
 		o.JobNote = "not needed"
 		return o, nil
@@ -146,11 +151,11 @@ func (e *Evidencer) ForEntry(ctx context.Context, en lockstate.Entry) (Observati
 // ForReservation gathers the run evidence for the run that owned a
 // quarantine (reservations carry no job id).
 func (e *Evidencer) ForReservation(ctx context.Context, r lockstate.Reservation) (Observation, error) {
-	run, note, err := e.Run(ctx, r.Repository, r.RunID)
+	rr, err := e.run(ctx, r.Repository, r.RunID)
 	if err != nil {
 		return Observation{}, err
 	}
-	return Observation{Evidence: lockstate.Evidence{Run: run, ObservedAt: e.clock.Now()}, RunNote: note, JobNote: "reservations carry no job id"}, nil
+	return Observation{Evidence: lockstate.Evidence{Run: rr.ev, ObservedAt: rr.at}, RunNote: rr.note, JobNote: "reservations carry no job id"}, nil
 }
 
 func advanced(run, stored string) bool {
@@ -175,24 +180,30 @@ func advanced(run, stored string) bool {
 //
 // A run id that is not a canonical decimal cannot exist and is unknown.
 func (e *Evidencer) Run(ctx context.Context, repository, runID string) (lockstate.RunEvidence, string, error) {
+	rr, err := e.run(ctx, repository, runID)
+	return rr.ev, rr.note, err
+}
+
+// run is Run with the time of the (possibly cached) read.
+func (e *Evidencer) run(ctx context.Context, repository, runID string) (runRead, error) {
 	owner, name, ok := splitRepo(repository)
 	if !ok {
-		return lockstate.RunEvidence{}, "", &EvidenceError{Op: fmt.Sprintf("read run %s of %q", runID, repository), Rule: RuleRepositoryUnverifiable,
+		return runRead{}, &EvidenceError{Op: fmt.Sprintf("read run %s of %q", runID, repository), Rule: RuleRepositoryUnverifiable,
 			Err: fmt.Errorf("recorded repository is not OWNER/NAME")}
 	}
 	if !canonicalRE.MatchString(runID) {
-		return lockstate.RunEvidence{}, fmt.Sprintf("run id %q is not a canonical decimal: status unknown", runID), nil
+		return runRead{note: fmt.Sprintf("run id %q is not a canonical decimal: status unknown", runID), at: e.clock.Now()}, nil
 	}
 	key := strings.ToLower(repository) + "#" + runID
 	e.mu.Lock()
 	cached, hit := e.runs[key]
 	e.mu.Unlock()
 	if hit {
-		return cached.ev, cached.note, nil
+		return cached, nil
 	}
 	c, err := e.clients(ctx, owner)
 	if err != nil {
-		return lockstate.RunEvidence{}, "", err
+		return runRead{}, err
 	}
 	id, _ := strconv.ParseInt(runID, 10, 64)
 	op := fmt.Sprintf("GET /repos/%s/%s/actions/runs/%s", owner, name, runID)
@@ -203,11 +214,11 @@ func (e *Evidencer) Run(ctx context.Context, repository, runID string) (lockstat
 		run, resp, err = c.GitHub().Actions.GetWorkflowRunByID(ctx, owner, name, id)
 		return resp, err
 	})
-	var rr runRead
+	rr := runRead{at: e.clock.Now()}
 	switch st := ghclient.StatusOf(err); {
 	case err == nil:
 		if run == nil || run.Status == nil {
-			return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the run has no status")}
+			return runRead{}, &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the run has no status")}
 		}
 		rr.ev = lockstate.RunEvidence{Known: true, Status: run.GetStatus(), Conclusion: run.GetConclusion()}
 		if n := run.GetRunAttempt(); n > 0 {
@@ -218,24 +229,24 @@ func (e *Evidencer) Run(ctx context.Context, repository, runID string) (lockstat
 			rr.note += ", run_attempt " + rr.ev.RunAttempt
 		}
 	case ctx.Err() != nil:
-		return lockstate.RunEvidence{}, "", err
+		return runRead{}, err
 	case ghclient.IsNotFound(err):
 		if perr := e.probe(ctx, c, owner, name); perr != nil {
-			return lockstate.RunEvidence{}, "", perr
+			return runRead{}, perr
 		}
 		rr.note = "run not found (HTTP 404) in a repository the reader can see: status unknown"
 	case st == http.StatusForbidden && !ghclient.IsCredentialFailure(err):
-		return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+		return runRead{}, &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
 	case st == http.StatusUnauthorized && !ghclient.IsCredentialFailure(err):
 		rr.note = "HTTP 401 after the retry budget: status unknown"
 		e.warn(fmt.Sprintf("%s still returned HTTP 401 after retries; treating the run status as unknown", op))
 	default:
-		return lockstate.RunEvidence{}, "", &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+		return runRead{}, &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
 	}
 	e.mu.Lock()
 	e.runs[key] = rr
 	e.mu.Unlock()
-	return rr.ev, rr.note, nil
+	return rr, nil
 }
 
 // probe is E14: after a run 404, a visible repository makes the run

@@ -325,3 +325,31 @@ func TestEvidenceForEntryReadsJobsOnlyWhenTheyMatter(t *testing.T) {
 		assert.False(t, o.Evidence.ObservedAt.IsZero())
 	})
 }
+
+// Regression (simulation seed 106635): a run read cached from before a
+// rerun carries the time of that read, and the rerun's queue entry (a later
+// attempt) is not finished on it.
+func TestEvidenceCachedRunReadPredatesARerunsEntry(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ew := newEvidence(t)
+		r := run(ew.w, game, "completed", "failure")
+		first := entry(game, r, "r1", job(ew.w, game, r, "r1", "completed", "failure"), time.Now())
+		o, err := ew.ev.ForEntry(context.Background(), first)
+		require.NoError(t, err)
+		readAt := o.Evidence.ObservedAt
+		assert.True(t, lockstate.QueueEntryFinished(first, o.Evidence).Stale, "attempt 1 is finished")
+
+		time.Sleep(5 * time.Second)
+		ew.w.Em.NewRunAttempt(owner, game, r)
+		_ = ew.w.Em.SetRunStatus(owner, game, r, "in_progress", "")
+		rerun := first
+		rerun.RunAttempt = "2"
+		o, err = ew.ev.ForEntry(context.Background(), rerun)
+		require.NoError(t, err)
+		assert.Equal(t, readAt, o.Evidence.ObservedAt, "the cached read keeps its own time")
+		v := lockstate.QueueEntryFinished(rerun, o.Evidence)
+		assert.False(t, v.Stale, "evidence of attempt 1 proves nothing about attempt 2")
+		assert.Equal(t, "run evidence is of attempt 1, before the entry's attempt 2: status unknown", v.Reason)
+	})
+}
