@@ -231,6 +231,27 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
 	c.gateMu.Unlock()
 }
 
+// HeldUntil reports when the server-directed waits of the client's own
+// credential end: the later of a Retry-After an answer advertised and an
+// exhausted primary limit's reset; zero or past when nothing holds calls
+// back. Another HTTP path that uses the same token (the current-PR-head
+// guard) consults it so that it, too, sends nothing inside the window.
+func (c *Client) HeldUntil() time.Time {
+	c.gateMu.Lock()
+	defer c.gateMu.Unlock()
+	return later(c.gateUntil, c.primaryUntil[0])
+}
+
+// HoldUntil makes every later attempt on the client wait until t, as if an
+// answer had advertised Retry-After until then: a server-directed wait
+// that another HTTP path with the same token received. Attempt-bounded
+// calls wait for it up to their Retry-After ceiling, like any other.
+func (c *Client) HoldUntil(t time.Time) {
+	c.gateMu.Lock()
+	defer c.gateMu.Unlock()
+	c.gateUntil = later(c.gateUntil, t)
+}
+
 // credIndex selects the primaryUntil slot of a call's credential.
 func credIndex(inner bool) int {
 	if inner {

@@ -43,6 +43,7 @@ func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
 		q.a.Warning("Cannot resolve the exact job id: " + err.Error())
 		return "", nil
 	}
+	q.consumer = c
 	var matches []int64
 	seen := 0
 	for page := 1; page <= maxJobPages; page++ {

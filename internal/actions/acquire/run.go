@@ -81,7 +81,10 @@ type acquirer struct {
 	cfg     lockstate.Config
 	cfgAt   time.Time
 	checker prhead.Checker
-	prAt    time.Time
+	// consumer is the github-token client of the job-id lookup (nil
+	// without a token); the PR-head guard shares its waits.
+	consumer *ghclient.Client
+	prAt     time.Time
 
 	started, deadline time.Time
 	attempts          int
@@ -131,6 +134,11 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	}
 	q.id.JobID = jobID
 	q.checker = prhead.Checker{Transport: q.d.Transport, Clock: q.d.Clock}
+	if q.consumer != nil {
+		// The guard and the job-id lookup use the same github-token: a
+		// Retry-After either is told holds back both.
+		q.checker.Gate = q.consumer
+	}
 	if err := q.checkPR(ctx, "before setup"); err != nil {
 		return err
 	}

@@ -58,6 +58,17 @@ type Checker struct {
 	Transport http.RoundTripper
 	// Clock drives backoff sleeps; default clock.Real{}.
 	Clock clock.Clock
+	// Gate, when set, shares server-directed waits with another client of
+	// the same token (acquire's job-id lookup): no attempt is sent before
+	// Gate.HeldUntil(), and a wait this guard is told is passed on with
+	// Gate.HoldUntil (reliability goal R-F4).
+	Gate Gate
+}
+
+// Gate is the part of *ghclient.Client the guard shares waits through.
+type Gate interface {
+	HeldUntil() time.Time
+	HoldUntil(time.Time)
 }
 
 // ErrCheckFailed wraps every failure to establish the pull request head.
@@ -85,9 +96,16 @@ func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
 	defer cancel()
 	start := clk.Now()
 	for attempt := 1; ; attempt++ {
+		if err := c.awaitGate(ctx, bctx, clk, start, req); err != nil {
+			return Result{}, err
+		}
 		res, retry, wait, err := c.once(bctx, hc, u, req)
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
+		}
+		if wait > 0 && c.Gate != nil {
+			// What this guard honors (its documented 10 s cap), not more.
+			c.Gate.HoldUntil(clk.Now().Add(min(wait, MaxSleep)))
 		}
 		if err == nil {
 			return res, nil
@@ -110,6 +128,29 @@ func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("%w for pull request #%s: the %s budget elapsed (%v)", ErrCheckFailed, req.Number, Budget, err)
 		}
 	}
+}
+
+// awaitGate sleeps until the shared server-directed wait (Checker.Gate)
+// ends, or fails without sending when it ends after this check's budget.
+func (c Checker) awaitGate(ctx, bctx context.Context, clk clock.Clock, start time.Time, req Request) error {
+	if c.Gate == nil {
+		return nil
+	}
+	d := c.Gate.HeldUntil().Sub(clk.Now())
+	if d <= 0 {
+		return nil
+	}
+	if d >= Budget-clk.Now().Sub(start) {
+		return fmt.Errorf("%w for pull request #%s: an earlier answer to this token asks to wait %s, longer than this guard's remaining retry budget",
+			ErrCheckFailed, req.Number, d.Round(time.Second))
+	}
+	if err := clk.Sleep(bctx, d); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w for pull request #%s: the %s budget elapsed (%v)", ErrCheckFailed, req.Number, Budget, err)
+	}
+	return nil
 }
 
 // once performs one attempt. wait is the raw Retry-After instruction, or -1.

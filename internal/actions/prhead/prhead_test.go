@@ -138,3 +138,55 @@ func TestGuardRetryBudget(t *testing.T) {
 		})
 	})
 }
+
+// gate is a Checker.Gate that records what the guard passes on.
+type gate struct {
+	until time.Time
+	held  []time.Time
+}
+
+func (g *gate) HeldUntil() time.Time  { return g.until }
+func (g *gate) HoldUntil(t time.Time) { g.held = append(g.held, t) }
+
+// Regression (simulation seeds 101092, 109417; R-F4): a Retry-After that
+// acquire's job-id lookup received with the same github-token held back
+// nothing of the guard, whose request went out inside the window.
+func TestGuardSharesServerDirectedWaits(t *testing.T) {
+	check := func(t *testing.T, w *actiontest.World, g *gate) error {
+		_, err := prhead.Checker{Transport: w.Em.Transport(), Gate: g}.Check(context.Background(), prhead.Request{
+			APIURL: actiontest.APIURL, Repository: actiontest.Owner + "/" + actiontest.Consumer, Number: "5",
+			ExpectedSHA: headA, Token: actiontest.ConsumerToken})
+		return err
+	}
+	t.Run("a wait inside the budget is waited out before the first request", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, "")
+			w.Em.SetPullRequest(actiontest.Owner, actiontest.Consumer, 5, "open", headA)
+			began := time.Now()
+			require.NoError(t, check(t, w, &gate{until: began.Add(17 * time.Second)}))
+			assert.Equal(t, 17*time.Second, time.Since(began))
+			assert.Equal(t, int64(1), w.Em.Metrics().Requests)
+		})
+	})
+	t.Run("a wait beyond the budget fails without sending", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, "")
+			w.Em.SetPullRequest(actiontest.Owner, actiontest.Consumer, 5, "open", headA)
+			began := time.Now()
+			require.ErrorContains(t, check(t, w, &gate{until: began.Add(40 * time.Second)}), "longer than this guard's remaining retry budget")
+			assert.Zero(t, time.Since(began))
+			assert.Zero(t, w.Em.Metrics().Requests)
+		})
+	})
+	t.Run("the guard passes on the wait it honors", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, "")
+			w.Em.SetPullRequest(actiontest.Owner, actiontest.Consumer, 5, "open", headA)
+			w.Em.AddFault(emulator.Fault{PathPattern: "/repos/acme/game/pulls/", Kind: emulator.TooManyRequests429, RetryAfter: "25", Count: 1})
+			g := &gate{}
+			began := time.Now()
+			require.NoError(t, check(t, w, g))
+			assert.Equal(t, []time.Time{began.Add(prhead.MaxSleep)}, g.held, "capped at the guard's 10 s, as documented")
+		})
+	})
+}
