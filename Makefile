@@ -8,7 +8,7 @@ STATICCHECK_VERSION ?= v0.8.2
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean
+.PHONY: all test lint bench demo build soak fuzz clean cross
 
 all: lint test
 
@@ -16,6 +16,7 @@ all: lint test
 ## simulation's 1,000-seed CI tier and the planted-bug proof (both without -race).
 test:
 	$(GO) vet $(PKGS)
+	$(MAKE) --no-print-directory cross
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
 	$(GO) test -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
@@ -41,6 +42,16 @@ demo:
 ## build: reproducible static binaries for every command.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+## cross: build and vet every package for the six release targets (linux/darwin/windows ×
+## amd64/arm64), so build-tagged OS code compiles everywhere (run by make test).
+CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@set -e; for t in $(CROSS_TARGETS); do \
+		echo "cross: $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build ./...; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) vet ./...; \
+	done
 
 clean:
 	rm -rf $(BIN)
