@@ -57,6 +57,14 @@ type CleanupRequest struct {
 	Identity Identity
 	// ServerURL is GITHUB_SERVER_URL for the incident runUrl ("" = default).
 	ServerURL string
+	// RunnerName is the runner this cleanup runs on (RUNNER_NAME) when the
+	// holderId was computed from this job's own environment. An entry of the
+	// same holderId and run attempt recorded on another runner belongs to
+	// another job that shares the holderId; it is kept and counted in
+	// CleanupDecision.ForeignKept. Leave it "" for a cleanup by explicit
+	// holder-id (a fallback job on another runner), which keeps the
+	// reference's ownership rule.
+	RunnerName string
 }
 
 // CleanupDecision describes what Cleanup did.
@@ -73,6 +81,10 @@ type CleanupDecision struct {
 	IncidentID string
 	// HeldBy and HeldByRunURL describe the first remaining holder.
 	HeldBy, HeldByRunURL string
+	// ForeignKept counts entries of the caller's holderId and attempt that
+	// were kept because they are recorded on another runner
+	// (CleanupRequest.RunnerName).
+	ForeignKept int
 }
 
 // Cleanup is one round of the reference cleanupIdentity (spec §3.7 steps 1-8,
@@ -131,6 +143,10 @@ func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, C
 		if err != nil {
 			return nil, CleanupDecision{}, err
 		}
+		if owned && foreignRunner(e, req.RunAttempt, req.RunnerName) {
+			owned = false
+			dec.ForeignKept++
+		}
 		if owned {
 			dec.QueueCleaned = true
 			continue
@@ -145,6 +161,10 @@ func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, C
 			owned, err := ownsEntry(h.Entry, req.HolderID, req.RunAttempt, schema, lock)
 			if err != nil {
 				return nil, CleanupDecision{}, err
+			}
+			if owned && foreignRunner(h.Entry, req.RunAttempt, req.RunnerName) {
+				owned = false
+				dec.ForeignKept++
 			}
 			if owned {
 				removed = append(removed, h)

@@ -76,6 +76,19 @@ type Entry struct {
 	QueuedAt   string
 	RunnerID   string
 	JobID      string
+	// RunnerName, RunnerOS and RunnerArch (every schema, optional) record
+	// the runner the acquiring process really ran on: the runner's own
+	// RUNNER_NAME, RUNNER_OS and RUNNER_ARCH, which every step receives, as
+	// opposed to the caller-supplied RunnerID. They tell two jobs of one run
+	// attempt that share a holderId apart (matrix legs left at the default
+	// holder-id-suffix), so the second is refused instead of being taken for
+	// the first's retry. Written only when known; the JavaScript reference
+	// and older Go builds ignore them and drop them on their next rewrite,
+	// after which the entry simply has no recorded runner (see
+	// docs/state-schema.md).
+	RunnerName string
+	RunnerOS   string
+	RunnerArch string
 	// Overtakes (schema >= 6, queue entries only) counts the admissions that
 	// passed this waiting entry while it was blocked. At cfg.MaxOvertakes
 	// the entry becomes a barrier: nothing behind it is admitted by the
@@ -193,6 +206,9 @@ func (s *State) canonicalize() {
 func Decode(data []byte, opts DecodeOptions) (*State, error) {
 	if opts.Lock == "" {
 		return nil, newError(CodeInvalidLockName, "decode lock state: expected lock name is empty")
+	}
+	if serr := CheckStrictJSON(data); serr != nil {
+		return nil, newError(serr.Code, fmt.Sprintf("decode lock state %q: %s at %s; refusing the document before any write (no correct client writes one)", opts.Lock, serr.Detail, serr.Path))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -342,6 +358,9 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 			acquired = nowStr
 		}
 		h := Holder{Entry: e, AcquiredAt: acquired, ExpiresAt: coerce(m["expiresAt"])}
+		if err := checkTimestamps(lock, "holder", i, e.HolderID, "acquiredAt", h.AcquiredAt, "expiresAt", h.ExpiresAt); err != nil {
+			return nil, err
+		}
 		if effective >= FencedSchemaVersion {
 			n, ok := safeInteger(m["fencingToken"])
 			if !ok || n < 1 {
@@ -500,10 +519,12 @@ func checkMirror(mirror map[string]any, holders []map[string]any, schema int, lo
 	if schema >= 3 {
 		fields = append(append([]string{}, fields...), "runnerId")
 	}
-	_, aJob := first["jobId"]
-	_, bJob := mirror["jobId"]
-	if aJob || bJob {
-		fields = append(append([]string{}, fields...), "jobId")
+	for _, optional := range []string{"jobId", "runnerName", "runnerOs", "runnerArch"} {
+		_, a := first[optional]
+		_, b := mirror[optional]
+		if a || b {
+			fields = append(append([]string{}, fields...), optional)
+		}
 	}
 	if schema >= FencedSchemaVersion {
 		fields = append(append([]string{}, fields...), "fencingToken")
@@ -546,6 +567,27 @@ func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int
 			return Entry{}, newError(CodeInvalidJobID, fmt.Sprintf(
 				"decode lock state %q: %s %d (%s) has an invalid numeric Actions job ID", lock, kind, index, e.HolderID))
 		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"runnerName", &e.RunnerName}, {"runnerOs", &e.RunnerOS}, {"runnerArch", &e.RunnerArch}} {
+		v, ok := m[f.key]
+		if !ok {
+			continue
+		}
+		str, isString := v.(string)
+		if !isString || str == "" {
+			return Entry{}, newError(CodeInvalidRunnerIdentity, fmt.Sprintf(
+				"decode lock state %q: %s %d (%s) has a %s that is not a non-empty string", lock, kind, index, e.HolderID, f.key))
+		}
+		*f.dst = str
+	}
+	if err := checkRunnerIdentity(lock, kind, index, e); err != nil {
+		return Entry{}, err
+	}
+	if err := checkTimestamps(lock, kind, index, e.HolderID, "queuedAt", e.QueuedAt); err != nil {
+		return Entry{}, err
 	}
 	return e, nil
 }
@@ -678,6 +720,11 @@ func entryNode(e Entry, schema int, holder *Holder) jsonObject {
 	}
 	if e.JobID != "" {
 		o = append(o, jsonMember{"jobId", jsonString(e.JobID)})
+	}
+	for _, f := range [...]struct{ key, value string }{{"runnerName", e.RunnerName}, {"runnerOs", e.RunnerOS}, {"runnerArch", e.RunnerArch}} {
+		if f.value != "" {
+			o = append(o, jsonMember{f.key, jsonString(f.value)})
+		}
 	}
 	return o
 }

@@ -420,7 +420,7 @@ func TestEncodeRefusesInvalidState(t *testing.T) {
 func TestEncodeEscapingMatchesJS(t *testing.T) {
 	t.Parallel()
 	s := stateAt(2)
-	s.Queue = []Entry{{HolderID: "a<b>&c\u2028\u2029\"\\\x01\x1f\x7f\t\n\b\f\r/é😀", QueuedAt: "q"}}
+	s.Queue = []Entry{{HolderID: "a<b>&c\u2028\u2029\"\\\x01\x1f\x7f\t\n\b\f\r/é😀", QueuedAt: "2026-01-02T03:04:05.678Z"}}
 	data, err := Encode(s)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"holderId": "a<b>&c`+"\u2028\u2029"+`\"\\\u0001\u001f`+"\x7f"+`\t\n\b\f\r/é😀"`)

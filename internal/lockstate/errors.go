@@ -73,6 +73,27 @@ const (
 	// CodeInvalidOvertakes is rule 23 (schema 6): a queue entry's overtakes is
 	// missing or not an integer in 0..MaxFencingToken.
 	CodeInvalidOvertakes Code = "invalid-overtakes"
+	// CodeInvalidUTF8 is a document whose bytes are not valid UTF-8. Decoding
+	// would replace them with U+FFFD and so rewrite another client's
+	// identity; the document is refused before any write.
+	CodeInvalidUTF8 Code = "invalid-utf8"
+	// CodeLoneSurrogate is a \u escape of a lone UTF-16 surrogate, which Go
+	// cannot represent (it would become U+FFFD) and the JavaScript reference
+	// writes back unchanged; refused like invalid UTF-8.
+	CodeLoneSurrogate Code = "lone-surrogate"
+	// CodeDuplicateKey is an object that repeats a key. encoding/json keeps
+	// the last value and JavaScript's JSON.parse does too, but no correct
+	// writer produces one, so it is refused rather than guessed.
+	CodeDuplicateKey Code = "duplicate-key"
+	// CodeInvalidTimestamp is a queuedAt, acquiredAt, expiresAt, createdAt,
+	// availableAt or reportedAt that is not the canonical
+	// Date.prototype.toISOString form every client writes
+	// (YYYY-MM-DDTHH:mm:ss.sssZ, a real calendar time).
+	CodeInvalidTimestamp Code = "invalid-timestamp"
+	// CodeInvalidRunnerIdentity is a recorded runnerName, runnerOs or
+	// runnerArch that is not a string of printable characters within its
+	// length bound.
+	CodeInvalidRunnerIdentity Code = "invalid-runner-identity"
 )
 
 // Transition refusal codes (spec §2.4, §2.5, §2.6, §3.5, §3.7, §4.3, §4.4).
@@ -91,6 +112,11 @@ const (
 	CodeStaleRunAttempt Code = "stale-run-attempt"
 	// CodeConflictingIdentity means the same run attempt arrived with another runnerId or jobId.
 	CodeConflictingIdentity Code = "conflicting-identity"
+	// CodeHolderIDCollision means another job of the same run attempt, on a
+	// different runner (runnerName) or with a different job id, already uses
+	// the caller's holderId: two physical jobs would share one seat. Matrix
+	// legs need distinct holder-id-suffix values.
+	CodeHolderIDCollision Code = "holder-id-collision"
 	// CodeHolderEarlierAttempt means the caller's holderId is held by an earlier attempt,
 	// which only the scheduled reaper may reconcile.
 	CodeHolderEarlierAttempt Code = "holder-earlier-attempt"

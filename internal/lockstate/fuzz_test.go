@@ -28,6 +28,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":7,"lock":"` + testLock + `"}`))
 	f.Add([]byte(`{"schemaVersion":6,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[],"reservations":[],"activeIncident":null,"fencingToken":0,"updatedAt":""}`))
 	f.Add([]byte(`{"schemaVersion":6,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[{"holderId":"q","runnerId":"r","overtakes":1e0}],"reservations":[],"activeIncident":null,"fencingToken":9007199254740991}`))
+	f.Add(doc2(`,"runnerName":"GitHub Actions 3","runnerOs":"Windows","runnerArch":"ARM64"`))
+	f.Add(doc2(`,"workflow":"\ud83d\ude00\ufffd"`))
+	f.Add(doc2(`,"workflow":"\ud800"`))
+	f.Add(doc2(`,"job":"a","job":"b"`))
+	f.Add([]byte("{\"schemaVersion\":2,\"lock\":\"" + testLock + "\",\"holder\":null,\"holders\":[],\"queue\":[{\"holderId\":\"\xc3\x28\"}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Decode(data, DecodeOptions{Lock: testLock})
 		if err != nil {
@@ -36,6 +41,18 @@ func FuzzDecode(f *testing.F) {
 		}
 		out, err := Encode(s)
 		require.NoError(t, err)
+		// Identity is preserved: every string the output carries at a path
+		// where the input had a string is byte-for-byte the input's (no
+		// U+FFFD substitution, no duplicate-key guess). Paths that the
+		// normalization rewrites (a schema-1 holder moving into holders,
+		// defaults filling empty values, numbers coerced to strings) have
+		// no string at the same input path, or an empty one.
+		in := stringLeaves(t, data)
+		for p, v := range stringLeaves(t, out) {
+			if was, ok := in[p]; ok && was != "" && p != "$.updatedAt" {
+				require.Equal(t, was, v, "string at %s changed", p)
+			}
+		}
 		back, err := Decode(out, DecodeOptions{Lock: testLock})
 		require.NoError(t, err)
 		require.Equal(t, s, back)

@@ -21,6 +21,14 @@ type Identity struct {
 	RunURL     string
 	RunnerID   string
 	JobID      string
+	// RunnerName, RunnerOS and RunnerArch are the runner this process runs
+	// on (RUNNER_NAME, RUNNER_OS, RUNNER_ARCH; "" when unknown). They are
+	// recorded on the caller's entries at every schema and decide whether a
+	// same-attempt claim of an existing holderId is this job's retry or a
+	// second job (CodeHolderIDCollision).
+	RunnerName string
+	RunnerOS   string
+	RunnerArch string
 	QueuedAt   time.Time
 }
 
@@ -33,6 +41,14 @@ func (id Identity) validate(verb string) error {
 	}
 	if id.JobID != "" && !isCanonicalPositiveDecimal(id.JobID) {
 		return newError(CodeInvalidIdentity, fmt.Sprintf("%s: job ID %q is not a canonical positive decimal", verb, id.JobID))
+	}
+	for _, f := range [...]struct {
+		name, value string
+		max         int
+	}{{"runner name", id.RunnerName, MaxRunnerNameBytes}, {"runner OS", id.RunnerOS, MaxRunnerPlatformBytes}, {"runner architecture", id.RunnerArch, MaxRunnerPlatformBytes}} {
+		if reason := runnerFieldProblem(f.value, f.max); f.value != "" && reason != "" {
+			return newError(CodeInvalidRunnerIdentity, fmt.Sprintf("%s: the %s %s", verb, f.name, reason))
+		}
 	}
 	return nil
 }
@@ -53,6 +69,9 @@ func (id Identity) entry(schema int, now time.Time) Entry {
 		RunURL:     id.RunURL,
 		QueuedAt:   FormatTime(queued),
 		JobID:      id.JobID,
+		RunnerName: id.RunnerName,
+		RunnerOS:   id.RunnerOS,
+		RunnerArch: id.RunnerArch,
 	}
 	if schema >= 3 {
 		e.RunnerID = jsTrim(id.RunnerID)
@@ -96,14 +115,33 @@ func admissionFence(stored Entry, id Identity, kind, lock string) (fenceVerdict,
 	return fenceSame, nil
 }
 
-// jobConflict refuses the same attempt arriving with a different proven job.
+// jobConflict refuses the same run attempt claiming stored from another
+// physical job: a different recorded runner (CodeHolderIDCollision) or a
+// different proven job id (CodeConflictingIdentity, the reference's rule).
+// It applies on every schema: without it two matrix legs left at the
+// default holder-id-suffix share one holderId and the second is taken for
+// the first's retry, so two jobs use one seat. A field unknown on either
+// side (an entry written by an older client, a run outside Actions) proves
+// nothing and is not a conflict.
 func jobConflict(stored Entry, id Identity, kind, lock string) error {
+	if stored.RunnerName != "" && id.RunnerName != "" && stored.RunnerName != id.RunnerName {
+		return newError(CodeHolderIDCollision, fmt.Sprintf(
+			"claim %s %s on %s: run attempt %s already uses this holder id on runner %q, and this job runs on runner %q; two jobs cannot share one holder id (give each matrix leg a distinct holder-id-suffix, for example from its matrix values)",
+			kind, stored.HolderID, lock, stored.RunAttempt, stored.RunnerName, id.RunnerName))
+	}
 	if stored.JobID != "" && id.JobID != "" && stored.JobID != id.JobID {
 		return newError(CodeConflictingIdentity, fmt.Sprintf(
-			"fence %s %s on %s: run attempt %s is recorded as job %s, refusing conflicting identity with job %s",
+			"fence %s %s on %s: run attempt %s is recorded as job %s, refusing conflicting identity with job %s (two jobs cannot share one holder id: give each matrix leg a distinct holder-id-suffix)",
 			kind, stored.HolderID, lock, stored.RunAttempt, stored.JobID, id.JobID))
 	}
 	return nil
+}
+
+// foreignRunner reports whether stored, of the caller's holderId and run
+// attempt, is recorded on a different runner than the caller's: then it is
+// another job's entry, which a cleanup by computed holderId must not remove.
+func foreignRunner(stored Entry, attempt, runnerName string) bool {
+	return runnerName != "" && stored.RunnerName != "" && stored.RunnerName != runnerName && stored.RunAttempt == attempt
 }
 
 // ownsEntry is the reference cleanupIdentity.ownsEntry (spec §2.5): same

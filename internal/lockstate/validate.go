@@ -44,8 +44,8 @@ func validateState(s *State, origin string) error {
 		if err := validateEntry(s, h.Entry, "holder", i); err != nil {
 			return err
 		}
-		if !validUTF8(h.AcquiredAt, h.ExpiresAt) {
-			return fail(CodeInvalidState, "holder %d timestamps are not valid UTF-8", i)
+		if err := checkTimestamps(s.Lock, "holder", i, h.HolderID, "acquiredAt", h.AcquiredAt, "expiresAt", h.ExpiresAt); err != nil {
+			return err
 		}
 		if holderIDs[h.HolderID] {
 			return fail(CodeDuplicateHolder, "holders contain holderId %q more than once", h.HolderID)
@@ -160,7 +160,10 @@ func validateEntry(s *State, e Entry, kind string, i int) error {
 	if e.JobID != "" && !isCanonicalPositiveDecimal(e.JobID) {
 		return newError(CodeInvalidJobID, fmt.Sprintf("validate lock state %q: %s %d (%s) has an invalid numeric Actions job ID", s.Lock, kind, i, e.HolderID))
 	}
-	return nil
+	if err := checkRunnerIdentity(s.Lock, kind, i, e); err != nil {
+		return err
+	}
+	return checkTimestamps(s.Lock, kind, i, e.HolderID, "queuedAt", e.QueuedAt)
 }
 
 // validateReservation implements normalizeReservation's checks (spec §2.2).
@@ -183,15 +186,15 @@ func validateReservation(r Reservation, i int) error {
 	if r.RunnerID == "" || jsTrim(r.RunnerID) != r.RunnerID {
 		return fmt.Errorf("reservation %s needs a trimmed non-empty runnerId", r.ReservationID)
 	}
-	created, ok := ParseTime(r.CreatedAt)
+	created, ok := ParseStateTime(r.CreatedAt)
 	if !ok {
-		return fmt.Errorf("reservation %s has an unparseable createdAt", r.ReservationID)
+		return fmt.Errorf("reservation %s has createdAt %q, which is not a canonical ISO-8601 UTC timestamp", r.ReservationID, clip(r.CreatedAt, 40))
 	}
 	switch r.State {
 	case ReservationCooldown:
-		available, ok := ParseTime(r.AvailableAt)
+		available, ok := ParseStateTime(r.AvailableAt)
 		if !ok {
-			return fmt.Errorf("reservation %s has an unparseable availableAt", r.ReservationID)
+			return fmt.Errorf("reservation %s has availableAt %q, which is not a canonical ISO-8601 UTC timestamp", r.ReservationID, clip(r.AvailableAt, 40))
 		}
 		if !available.After(created) {
 			return fmt.Errorf("reservation %s requires availableAt after createdAt", r.ReservationID)
@@ -242,8 +245,8 @@ func validateIncident(inc *Incident, origin string) error {
 	if jsTrim(inc.RunnerID) == "" {
 		return fmt.Errorf("incident %s needs a runnerId", inc.IncidentID)
 	}
-	if _, ok := ParseTime(inc.ReportedAt); !ok {
-		return fmt.Errorf("incident %s has an unparseable reportedAt", inc.IncidentID)
+	if _, ok := ParseStateTime(inc.ReportedAt); !ok {
+		return fmt.Errorf("incident %s has reportedAt %q, which is not a canonical ISO-8601 UTC timestamp", inc.IncidentID, clip(inc.ReportedAt, 40))
 	}
 	if inc.Reason != ReasonAccountLimit {
 		return fmt.Errorf("incident %s reason must be %s", inc.IncidentID, ReasonAccountLimit)
