@@ -34,6 +34,7 @@ var ErrFileCommandUnavailable = errors.New("actionio: file command variable is n
 type IO struct {
 	gha    *githubactions.Action
 	getenv GetenvFunc
+	w      io.Writer
 
 	mu      sync.Mutex
 	inputs  []string
@@ -55,6 +56,7 @@ func New(getenv GetenvFunc, w io.Writer) *IO {
 			githubactions.WithWriter(w),
 		),
 		getenv:  getenv,
+		w:       w,
 		seenIn:  map[string]bool{},
 		seenOut: map[string]bool{},
 	}

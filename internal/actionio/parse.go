@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Codes carried by [InputError.Code]. They are stable strings suitable for
@@ -16,6 +17,8 @@ const (
 	CodeInvalidNonNegInt     = "invalid-non-negative-integer"
 	CodePatternMismatch      = "pattern-mismatch"
 	CodeEdgeWhitespaceOrLine = "edge-whitespace-or-newline"
+	CodeControlCharacter     = "control-character"
+	CodeTooLong              = "too-long"
 )
 
 // InputError reports an input that violates its rule. Message names the rule
@@ -181,4 +184,39 @@ func parseDigits(v string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// Identifier returns input name (def when absent) for a value that becomes
+// part of an identity or an output: the raw value must have no leading or
+// trailing whitespace (when trim is false; with trim it is trimmed first),
+// no control character (line breaks, tabs, escape sequences, DEL), nothing
+// that contains the file-command delimiter, and at most maxBytes bytes.
+// Internal spaces are allowed. It is how holder-id-suffix and runner-id are
+// read, so a value that could break a workflow command or an output is
+// refused before any request is sent.
+func (a *IO) Identifier(name, def string, maxBytes int, trim bool) (string, error) {
+	raw := a.RawInput(name)
+	if trim {
+		raw = strings.TrimSpace(raw)
+	}
+	if raw == "" {
+		return def, nil
+	}
+	if strings.TrimSpace(raw) != raw {
+		return "", &InputError{Input: name, Code: CodeEdgeWhitespaceOrLine, Message: "must not have leading or trailing whitespace or contain a line break"}
+	}
+	if strings.IndexFunc(raw, unicode.IsControl) >= 0 {
+		code, msg := CodeControlCharacter, "must not contain control characters (line breaks, tabs, escape sequences)"
+		if strings.ContainsAny(raw, "\r\n") {
+			code, msg = CodeEdgeWhitespaceOrLine, "must not have leading or trailing whitespace or contain a line break"
+		}
+		return "", &InputError{Input: name, Code: code, Message: msg}
+	}
+	if strings.Contains(raw, fileCommandDelimiter) {
+		return "", &InputError{Input: name, Code: CodePatternMismatch, Message: "must not contain the runner's file-command delimiter"}
+	}
+	if len(raw) > maxBytes {
+		return "", &InputError{Input: name, Code: CodeTooLong, Message: fmt.Sprintf("must be at most %d bytes", maxBytes)}
+	}
+	return raw, nil
 }

@@ -32,9 +32,37 @@ func urlFromEnv(a *actionio.IO, name, def string, allowPath bool) (string, error
 	return strings.TrimRight(raw, "/"), nil
 }
 
+// Runner is the runner a step really runs on, from the variables the runner
+// sets for every step (RUNNER_NAME, RUNNER_OS, RUNNER_ARCH; see
+// https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
+// Unlike the runner-id input it cannot be chosen by the workflow author.
+// Empty fields are unknown (a run outside Actions).
+type Runner struct {
+	Name, OS, Arch string
+}
+
+// RunnerEnvironment reads and validates the runner variables: each must be
+// printable, without surrounding whitespace and within its bound, else the
+// step is refused (rule runner-environment) before any request. The runner
+// always sets them; a value that fails is not the runner's.
+func RunnerEnvironment(a *actionio.IO) (Runner, error) {
+	r := Runner{Name: a.Getenv("RUNNER_NAME"), OS: a.Getenv("RUNNER_OS"), Arch: a.Getenv("RUNNER_ARCH")}
+	for _, f := range [...]struct {
+		name, value string
+		max         int
+	}{{"RUNNER_NAME", r.Name, lockstate.MaxRunnerNameBytes}, {"RUNNER_OS", r.OS, lockstate.MaxRunnerPlatformBytes}, {"RUNNER_ARCH", r.Arch, lockstate.MaxRunnerPlatformBytes}} {
+		if problem := lockstate.RunnerFieldProblem(f.value, f.max); f.value != "" && problem != "" {
+			return Runner{}, refuse("runner-environment", "%s %s; it must be the name the runner set", f.name, problem)
+		}
+	}
+	return r, nil
+}
+
 // Identity builds the caller's run identity from the runner environment
 // (spec §2.5): holderId = <GITHUB_REPOSITORY>:<GITHUB_RUN_ID>:<GITHUB_JOB>:<suffix>,
-// excluding GITHUB_RUN_ATTEMPT so a rerun shares it. queuedAt is now.
+// excluding GITHUB_RUN_ATTEMPT so a rerun shares it. queuedAt is now. The
+// runner this process runs on (RunnerEnvironment, already validated by the
+// caller's settings) is recorded with it.
 func Identity(a *actionio.IO, t Target, suffix, runnerID, jobID string, now time.Time) lockstate.Identity {
 	env := func(name, def string) string {
 		if v := strings.TrimSpace(a.Getenv(name)); v != "" {
@@ -50,9 +78,43 @@ func Identity(a *actionio.IO, t Target, suffix, runnerID, jobID string, now time
 		RunAttempt: env("GITHUB_RUN_ATTEMPT", "0"),
 		RunnerID:   strings.TrimSpace(runnerID),
 		JobID:      jobID,
+		RunnerName: a.Getenv("RUNNER_NAME"),
+		RunnerOS:   a.Getenv("RUNNER_OS"),
+		RunnerArch: a.Getenv("RUNNER_ARCH"),
 		QueuedAt:   now,
 	}
 	id.HolderID = fmt.Sprintf("%s:%s:%s:%s", id.Repository, id.RunID, id.Job, suffix)
 	id.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", t.ServerURL, id.Repository, id.RunID)
 	return id
+}
+
+// Bounds of the identity inputs.
+const (
+	// DefaultHolderIDSuffix distinguishes nothing: one acquire per job.
+	DefaultHolderIDSuffix = "default"
+	// MaxHolderIDSuffixBytes caps holder-id-suffix. The holder id
+	// (<repository>:<run id>:<job>:<suffix>) is an output, a state field and
+	// part of every log line; a matrix suffix such as
+	// "6000.0.40f1-playmode-windows" needs a few dozen bytes.
+	MaxHolderIDSuffixBytes = 128
+	// MaxRunnerIDBytes caps runner-id (runner names are at most 64
+	// characters; see lockstate.MaxRunnerNameBytes).
+	MaxRunnerIDBytes = lockstate.MaxRunnerNameBytes
+)
+
+// IdentityInputs reads holder-id-suffix (raw: no edge whitespace) and
+// runner-id (trimmed), refusing control characters, the file-command
+// delimiter and over-long values before any request (actionio.Identifier),
+// and validates the runner environment (RunnerEnvironment).
+func IdentityInputs(a *actionio.IO) (suffix, runnerID string, err error) {
+	if suffix, err = a.Identifier("holder-id-suffix", DefaultHolderIDSuffix, MaxHolderIDSuffixBytes, false); err != nil {
+		return "", "", err
+	}
+	if runnerID, err = a.Identifier("runner-id", "", MaxRunnerIDBytes, true); err != nil {
+		return "", "", err
+	}
+	if _, err = RunnerEnvironment(a); err != nil {
+		return "", "", err
+	}
+	return suffix, runnerID, nil
 }

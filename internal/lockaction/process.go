@@ -96,16 +96,20 @@ func (s *Signals) Stop() {
 // Finish maps the result of an action to its exit code: 0 on success, 130 or
 // 143 after a runner signal, else 1 with the error reported as one
 // ::error:: line.
+//
+// The ::error annotation's title is the error's stable reason code
+// (ReasonCode), and the same code and message are appended to the job
+// summary, so operators can search for a refusal by its code.
 func Finish(a *actionio.IO, s *Signals, err error) int {
 	if code := s.Code(); code != 0 {
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrCancelled) {
-			a.Error(actionio.OneLine(err.Error()))
+			reportRefusal(a, err)
 		}
 		return code
 	}
 	if err == nil {
 		return ExitOK
 	}
-	a.Error(actionio.OneLine(err.Error()))
+	reportRefusal(a, err)
 	return ExitFailure
 }

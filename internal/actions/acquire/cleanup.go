@@ -70,7 +70,7 @@ func (q *acquirer) cancellationCleanup(ctx context.Context) {
 		q.a.Warning("Build-lock cleanup after " + name + " failed: " + err.Error())
 		return
 	}
-	_, _ = fmt.Fprintf(q.d.Stdout, "Build-lock cleanup after %s: %s.\n", name, dec.Result)
+	q.a.Printf("Build-lock cleanup after %s: %s.", name, dec.Result)
 }
 
 // cleanup is one exact cleanupIdentity of this run's identity.
@@ -88,6 +88,7 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 		ReservationID: actionkit.NewReservationID(),
 		Identity:      q.id,
 		ServerURL:     q.s.target.ServerURL,
+		RunnerName:    q.id.RunnerName,
 	}
 	if kind == cleanupPreActivation {
 		req.RestoreQuarantine = q.consumedQuarantine

@@ -25,7 +25,7 @@ const (
 // Defaults of the inputs and environment knobs (spec §1.2, §3.6, Appendix A).
 const (
 	// DefaultHolderIDSuffix distinguishes nothing: one acquire per job.
-	DefaultHolderIDSuffix = "default"
+	DefaultHolderIDSuffix = lockaction.DefaultHolderIDSuffix
 	// DefaultTimeoutMinutes bounds the wait (3 h).
 	DefaultTimeoutMinutes = 180
 	// DefaultLeaseMinutes is the holder's lease hint for the reaper (4 h).
@@ -90,10 +90,9 @@ func readSettings(a *actionio.IO, d Deps) (settings, error) {
 	if s.target, err = lockaction.ParseTarget(a, policy); err != nil {
 		return s, err
 	}
-	if s.suffix, err = a.NoEdgeWhitespaceNoNewline(InputHolderIDSuffix, DefaultHolderIDSuffix); err != nil {
+	if s.suffix, s.runnerID, err = lockaction.IdentityInputs(a); err != nil {
 		return s, err
 	}
-	s.runnerID = a.Input(InputRunnerID)
 	s.pr, s.prErr = prhead.ReadInputs(a, s.target.APIURL)
 	minutes, err := a.PositiveIntMax(InputTimeoutMinutes, DefaultTimeoutMinutes, MaxMinutes)
 	if err != nil {

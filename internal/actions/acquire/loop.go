@@ -242,6 +242,6 @@ func (q *acquirer) logWaiting(s *lockstate.State, position int) {
 			holders += h.HolderID + " (" + h.RunURL + ")"
 		}
 	}
-	_, _ = fmt.Fprintf(q.d.Stdout, "Waiting for %s: queue position %d of %d after %s; holders: %s; reservations: %d\n",
+	q.a.Printf("Waiting for %s: queue position %d of %d after %s; holders: %s; reservations: %d",
 		q.s.target.Lock, position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started))+" ms", holders, len(s.Reservations))
 }

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 // run is one acquire step of j.
 func run(ctx context.Context, j *actiontest.Job) error { return acquire.Run(ctx, j.Deps()) }
 
+// runDeps is one acquire step with explicit deps.
+func runDeps(ctx context.Context, d acquire.Deps) error { return acquire.Run(ctx, d) }
+
 // resourceRequests counts requests made with installation tokens.
 func resourceRequests(m emulator.Metrics) int64 {
 	var n int64

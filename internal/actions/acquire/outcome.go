@@ -26,7 +26,7 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 		quarantineRecovered: dec.QuarantineRecovered || q.consumedQuarantine != nil,
 		fencing:             fencingToken(dec),
 	}
-	_, _ = fmt.Fprintf(q.d.Stdout, "Acquired %s as %s after %s ms (%d attempts).\n",
+	q.a.Printf("Acquired %s as %s after %s ms (%d attempts).",
 		q.s.target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)
 	return q.report(o)
 }
@@ -104,18 +104,34 @@ func (q *acquirer) timeout(ctx context.Context) error {
 	msg := fmt.Sprintf("timed out waiting for build lock %s after %d attempt(s) and %s ms. %s",
 		q.s.target.Lock, q.attempts, actionkit.FormatMillis(q.now().Sub(q.started)), q.holderContext())
 	if err != nil {
-		return fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)
+		return &resultError{result: resultTimeout, err: fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)}
 	}
-	return errors.New(msg)
+	return &resultError{result: resultTimeout, err: errors.New(msg)}
 }
 
-// refuse writes the outputs of a failed admission and returns cause.
+// refuse writes the outputs of a failed admission and returns cause with
+// result as its reason code.
 func (q *acquirer) refuse(_ context.Context, result string, inc *lockstate.Incident, cause error) error {
 	if err := q.report(outcome{result: result, incident: inc}); err != nil {
-		return fmt.Errorf("%w (and writing outputs failed: %v)", cause, err)
+		return &resultError{result: result, err: fmt.Errorf("%w (and writing outputs failed: %v)", cause, err)}
 	}
-	return cause
+	return &resultError{result: result, err: cause}
 }
+
+// resultError is a failed admission whose admission-result output is its
+// stable reason code (lockaction.Reasoned): the ::error title and the job
+// summary carry timeout, superseded, account-blocked, ...
+type resultError struct {
+	result string
+	err    error
+}
+
+func (e *resultError) Error() string { return e.err.Error() }
+
+func (e *resultError) Unwrap() error { return e.err }
+
+// ReasonCode returns the admission-result.
+func (e *resultError) ReasonCode() string { return e.result }
 
 // holderContext describes who holds the lock, for the timeout message.
 func (q *acquirer) holderContext() string {

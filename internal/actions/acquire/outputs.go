@@ -62,7 +62,7 @@ func (q *acquirer) report(o outcome) error {
 		fencing = strconv.FormatInt(o.fencing, 10)
 	}
 	wait := q.now().Sub(q.started)
-	pairs := [][2]string{
+	outs := [][2]string{
 		{OutputAcquired, strconv.FormatBool(o.result == resultAcquired)},
 		{OutputLockName, q.s.target.Lock},
 		{OutputHolderID, q.id.HolderID},
@@ -77,14 +77,9 @@ func (q *acquirer) report(o outcome) error {
 		{OutputResourceReason, reason},
 		{OutputFencingToken, fencing},
 	}
-	var errs []error
-	for _, p := range pairs {
-		if err := q.a.SetOutput(p[0], p[1]); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	err := q.a.SetOutputs(outs)
 	q.summary(o, wait)
-	return errors.Join(errs...)
+	return err
 }
 
 // summary appends the job summary table; a missing GITHUB_STEP_SUMMARY

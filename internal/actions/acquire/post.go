@@ -29,7 +29,7 @@ const (
 // is a warning.
 func runPost(ctx context.Context, d Deps, a *actionio.IO) {
 	if strings.TrimSpace(a.GetState(StateCleanup)) != "enabled" {
-		_, _ = fmt.Fprintln(d.Stdout, "Build-lock post cleanup: nothing to do (the main step did not touch lock state).")
+		a.Println("Build-lock post cleanup: nothing to do (the main step did not touch lock state).")
 		return
 	}
 	cctx, cancel := actionkit.CleanupContext(ctx, d.Signals, postWindow)
@@ -48,11 +48,11 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	suffix, err := a.NoEdgeWhitespaceNoNewline(InputHolderIDSuffix, DefaultHolderIDSuffix)
+	suffix, runnerID, err := lockaction.IdentityInputs(a)
 	if err != nil {
 		return err
 	}
-	id := lockaction.Identity(a, t, suffix, a.Input(InputRunnerID), "", d.Clock.Now())
+	id := lockaction.Identity(a, t, suffix, runnerID, "", d.Clock.Now())
 	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
 	if err != nil {
 		return err
@@ -76,6 +76,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 	req := lockstate.CleanupRequest{
 		HolderID: id.HolderID, RunAttempt: id.RunAttempt, RunnerID: id.RunnerID,
 		ReservationID: actionkit.NewReservationID(), Identity: id, ServerURL: t.ServerURL,
+		RunnerName: id.RunnerName,
 	}
 	var dec lockstate.CleanupDecision
 	res, err := st.Update(ctx, "Release "+t.Lock, func(s *lockstate.State) error {
@@ -93,11 +94,15 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	if dec.ForeignKept > 0 {
+		a.Warning(fmt.Sprintf("Post cleanup kept %d entry(ies) of %s recorded on another runner: another job of this run uses the same holder id (%s).",
+			dec.ForeignKept, id.HolderID, lockstate.CodeHolderIDCollision))
+	}
 	if dec.Released {
 		a.Warning(fmt.Sprintf("Post cleanup removed %s from %s without proof of external resource cleanup (cleanup-result=%s); run the explicit release step to avoid a quarantine.",
 			id.HolderID, t.Lock, dec.Result))
 	}
-	_, _ = fmt.Fprintf(d.Stdout, "Build-lock post cleanup: %s (state %s).\n", dec.Result, shortSHA(res.SHA))
+	a.Printf("Build-lock post cleanup: %s (state %s).", dec.Result, shortSHA(res.SHA))
 	return nil
 }
 

@@ -54,6 +54,12 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	q := &acquirer{d: d, a: a, s: s, register: register, started: d.Clock.Now()}
 	q.id = lockaction.Identity(a, s.target, s.suffix, s.runnerID, "", q.started)
+	// Every output that comes from inputs or the environment is checked
+	// before any request: a refusal after the seat is taken would leave a
+	// held seat with no outputs to release it by.
+	if err := actionio.CheckOutput(OutputHolderID, q.id.HolderID); err != nil {
+		return err
+	}
 	if s.prErr != nil {
 		return q.refuse(ctx, resultPRHeadCheckFailed, nil, fmt.Errorf("verify the pull request head: %w", s.prErr))
 	}
@@ -184,11 +190,11 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 		q.a.Warning(w)
 	}
 	if q.s.requireLifecycle && !cfg.ResourceLifecycle {
-		return fmt.Errorf("acquire requires resourceLifecycle=true in %s (require-resource-lifecycle=true), but the lock config does not enable it",
+		return lockaction.Refuse("config-requirement", "acquire requires resourceLifecycle=true in %s (require-resource-lifecycle=true), but the lock config does not enable it",
 			q.st.ConfigPath())
 	}
 	if cfg.ReleaseCooldownSeconds < q.s.minCooldown {
-		return fmt.Errorf("acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
+		return lockaction.Refuse("config-requirement", "acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
 			q.s.minCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
 	}
 	q.cfg = cfg

@@ -186,6 +186,10 @@ func (w *World) NewJob(name, runner string) *Job {
 	}
 	if runner != "" {
 		j.Env["INPUT_RUNNER-ID"] = runner
+		// The runner sets these for every step.
+		j.Env["RUNNER_NAME"] = runner
+		j.Env["RUNNER_OS"] = "Linux"
+		j.Env["RUNNER_ARCH"] = "X64"
 	}
 	return j
 }
@@ -194,6 +198,25 @@ func (w *World) NewJob(name, runner string) *Job {
 func (j *Job) Input(name, value string) *Job {
 	j.Env["INPUT_"+strings.ToUpper(name)] = value
 	return j
+}
+
+// SameJobOn returns another job of j's run and attempt with the same job
+// key (a second matrix leg) on runner: it computes j's holder id.
+func (w *World) SameJobOn(j *Job, runner string) *Job {
+	w.T.Helper()
+	jobID := w.Em.AddJob(Owner, Consumer, j.RunID, 1, emulator.Job{Name: j.Name, RunnerName: runner, Status: "in_progress"})
+	dir := w.T.TempDir()
+	k := &Job{w: w, Name: j.Name, Runner: runner, RunID: j.RunID, JobID: jobID, Dir: dir, Out: &SyncBuffer{}, Signals: &lockaction.Signals{}}
+	k.Env = make(map[string]string, len(j.Env))
+	for key, v := range j.Env {
+		k.Env[key] = v
+	}
+	k.Env["GITHUB_OUTPUT"] = filepath.Join(dir, "output")
+	k.Env["GITHUB_STATE"] = filepath.Join(dir, "state")
+	k.Env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary")
+	k.Env["INPUT_RUNNER-ID"] = runner
+	k.Env["RUNNER_NAME"] = runner
+	return k
 }
 
 // HolderID is the holder ID acquire computes for suffix "default".

@@ -608,7 +608,7 @@ func TestReapMainExitCodes(t *testing.T) {
 		assert.Equal(t, lockaction.ExitOK, reap.Main(context.Background(), deps(w, nil), nil))
 		w.Env["BUILD_LOCK_READER_APP_ID"] = ""
 		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), deps(w, nil), nil))
-		assert.Contains(t, w.Stdout.String(), "::error::")
+		assert.Contains(t, w.Stdout.String(), "::error title=reader-credentials::")
 		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), reap.Deps{}, nil))
 	})
 }

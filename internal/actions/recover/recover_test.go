@@ -305,7 +305,7 @@ func TestRecoverMainExitCodes(t *testing.T) {
 		w, _ := seeded(t, cfgHealth, 5, false)
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "false")
 		assert.Equal(t, lockaction.ExitFailure, recovery.Main(context.Background(), deps(w), nil))
-		assert.Contains(t, w.Stdout.String(), "::error::")
+		assert.Contains(t, w.Stdout.String(), "::error title=resource-safe-required::")
 		assert.Contains(t, w.Stdout.String(), "rule resource-safe-required")
 		set(w, "INPUT_RESOURCE_SAFE", "true")
 		assert.Equal(t, lockaction.ExitOK, recovery.Main(context.Background(), deps(w), nil))

@@ -37,13 +37,16 @@ const (
 	MinDeadlineSeconds = 30
 	MaxDeadlineSeconds = 3600
 	// DefaultHolderIDSuffix matches acquire's default.
-	DefaultHolderIDSuffix = "default"
+	DefaultHolderIDSuffix = lockaction.DefaultHolderIDSuffix
 )
 
 // settings are the validated inputs of one release.
 type settings struct {
-	target        lockaction.Target
-	holderID      string
+	target   lockaction.Target
+	holderID string
+	// explicit is true when holder-id was given (a fallback job): the
+	// cleanup then does not compare the recorded runner.
+	explicit      bool
 	runnerID      string
 	report        lockstate.Report
 	degradedCode  lockstate.Code
@@ -64,7 +67,7 @@ func readSettings(a *actionio.IO) (settings, error) {
 	if s.target, err = lockaction.ParseTarget(a, policy); err != nil {
 		return s, err
 	}
-	suffix, err := a.NoEdgeWhitespaceNoNewline(InputHolderIDSuffix, DefaultHolderIDSuffix)
+	suffix, runnerID, err := lockaction.IdentityInputs(a)
 	if err != nil {
 		return s, err
 	}
@@ -72,10 +75,14 @@ func readSettings(a *actionio.IO) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	s.runnerID = a.Input(InputRunnerID)
+	s.runnerID = runnerID
 	s.holderID = explicit
+	s.explicit = explicit != ""
 	if s.holderID == "" {
 		s.holderID = fmt.Sprintf("%s:%s:%s:%s", envOr(a, "GITHUB_REPOSITORY", "unknown/unknown"), envOr(a, "GITHUB_RUN_ID", "0"), envOr(a, "GITHUB_JOB", "unknown"), suffix)
+	}
+	if err := actionio.CheckOutput(OutputHolderID, s.holderID); err != nil {
+		return s, err
 	}
 	raw := lockstate.Report{Status: a.Input(InputResourceCleanupStatus), Health: a.Input(InputResourceHealth), Reason: a.Input(InputResourceReason)}
 	report, code := lockstate.ValidateReport(raw, a.Input(InputResourceSafe))

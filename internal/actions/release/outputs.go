@@ -36,7 +36,7 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 	if dec.Reservation != nil {
 		resID, resState, availableAt = dec.Reservation.ReservationID, dec.Reservation.State, dec.Reservation.AvailableAt
 	}
-	pairs := [][2]string{
+	outs := [][2]string{
 		{OutputReleased, strconv.FormatBool(dec.Released)},
 		{OutputQueueCleaned, strconv.FormatBool(dec.QueueCleaned)},
 		{OutputCleanupResult, string(dec.Result)},
@@ -54,14 +54,9 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 		{OutputReportDegraded, strconv.FormatBool(r.s.degradedCode != "")},
 		{OutputReportValidationError, string(r.s.degradedCode)},
 	}
-	var errs []error
-	for _, p := range pairs {
-		if err := r.a.SetOutput(p[0], p[1]); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	err := r.a.SetOutputs(outs)
 	r.summary(dec, sha)
-	return errors.Join(errs...)
+	return err
 }
 
 // summary appends the release table to the job summary.
@@ -119,5 +114,5 @@ func (r *releaser) log(dec lockstate.CleanupDecision) {
 			msg = fmt.Sprintf("Nothing to release for %s on %s.", r.s.holderID, lock)
 		}
 	}
-	_, _ = fmt.Fprintln(r.d.Stdout, msg)
+	r.a.Println(msg)
 }

@@ -135,6 +135,9 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err := r.report(dec, res.SHA); err != nil {
 		return err
 	}
+	if dec.ForeignKept > 0 {
+		r.a.Warning(foreignKeptMessage(r.s.holderID, r.s.target.Lock, dec.ForeignKept))
+	}
 	r.log(dec)
 	if r.s.degradedCode != "" {
 		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.degradedCode)
@@ -153,6 +156,11 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		ReservationID: actionkit.NewReservationID(),
 		Identity:      r.identity(),
 		ServerURL:     r.s.target.ServerURL,
+	}
+	if !r.s.explicit {
+		// A computed holder id is this job's own: an entry of it recorded
+		// on another runner belongs to another job sharing the id.
+		req.RunnerName = req.Identity.RunnerName
 	}
 	var final lockstate.CleanupDecision
 	var attempted []lockstate.CleanupDecision
@@ -247,4 +255,11 @@ func (r *releaser) unreachable(cause error) error {
 	}
 	return fmt.Errorf("could not confirm the release of %s for %s: %v. External cleanup was confirmed, so the licensed resource was returned and only its record is in doubt (cleanup-result=%s). If the removal did not land, the scheduled reaper quarantines the stale holder entry, which keeps consuming capacity until a same-runner acquire reclaims it or an operator runs the recovery runbook",
 		r.s.target.Lock, r.s.holderID, cause, lockstate.ResultLockReleaseUnreachable)
+}
+
+// foreignKeptMessage explains entries of this job's holder id that belong to
+// another job of the same run attempt on another runner.
+func foreignKeptMessage(holderID, lock string, n int) string {
+	return fmt.Sprintf("Kept %d entry(ies) of holder id %s on %s recorded on runner(s) other than this one: another job of this run attempt uses the same holder id, so they are not this job's to release (%s). Give each matrix leg a distinct holder-id-suffix.",
+		n, holderID, lock, lockstate.CodeHolderIDCollision)
 }
