@@ -117,6 +117,14 @@ func TestLoadPolicyFromTheActionCheckout(t *testing.T) {
 	var re *lockaction.RefusalError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "policy-malformed", re.Rule)
+
+	// A repeated key would silently keep the last value (here: a foreign
+	// owner id); a reviewed file that says two things is refused.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "locks", "policy.json"), []byte(`{"ownerId":7,"ownerId":8}`), 0o644))
+	_, err = lockaction.LoadPolicy(a)
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "policy-malformed", re.Rule)
+	assert.Contains(t, err.Error(), "duplicate-key at $.ownerId")
 }
 
 func TestIdentityExcludesTheRunAttempt(t *testing.T) {

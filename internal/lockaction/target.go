@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // Defaults and limits of the target inputs.
@@ -110,6 +111,9 @@ func LoadPolicy(a *actionio.IO) (Policy, error) {
 	if err != nil {
 		return Policy{}, refuse("policy-unreadable", "read the lock repository's caller policy %s: %v", PolicyPath, err)
 	}
+	if serr := lockstate.CheckStrictJSON(data); serr != nil {
+		return Policy{}, refuse("policy-malformed", "the lock repository's caller policy %s is malformed: %s (%s at %s)", PolicyPath, serr.Detail, serr.Code, serr.Path)
+	}
 	var p Policy
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
@@ -143,6 +147,9 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 	if !lockNameRE.MatchString(lock) || lock == "." || lock == ".." || strings.Contains(lock, "..") {
 		return Target{}, refuse("lock-name-pattern", "lock-name must be 1-80 characters of A-Z a-z 0-9 . _ - without \"..\"")
 	}
+	if reason := ReservedLockName(lock); reason != "" {
+		return Target{}, refuse("lock-name-reserved", "lock-name %q is reserved: %s", lock, reason)
+	}
 	repo := strings.TrimSpace(a.Input("lock-repository"))
 	if repo == "" {
 		repo = a.ActionRepository()
@@ -175,6 +182,26 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// ReservedLockName says why lock cannot name a lock ("" when it can): its
+// state file locks/<lock>.json would be one of the lock repository's own
+// files under locks/ (case-insensitively, as a checkout on Windows or macOS
+// would see them). "policy" is locks/policy.json, the caller policy;
+// "<name>.config" is locks/<name>.config.json, a lock config; "README" and
+// "example" prefixes are the documentation files. A writer App that may
+// write lock state must never be pointed at those paths, on any branch.
+func ReservedLockName(lock string) string {
+	l := strings.ToLower(lock)
+	switch {
+	case l == "policy":
+		return "locks/policy.json is the lock repository's caller policy"
+	case strings.HasSuffix(l, ".config"):
+		return "locks/<name>.config.json files are lock configs"
+	case l == "readme" || strings.HasPrefix(l, "readme."):
+		return "locks/README files document the lock directory"
+	}
+	return ""
 }
 
 func splitRepository(repo string) (string, string, error) {

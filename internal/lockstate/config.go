@@ -89,12 +89,19 @@ func (c Config) validate() error {
 //     fencedAdmission not a JSON boolean, or enabled without its
 //     prerequisite (the chain runnerSerialization <- resourceLifecycle <-
 //     accountHealth <- fencedAdmission): the entire config is the defaults.
+//   - Invalid UTF-8, a lone surrogate escape or a repeated key anywhere
+//     (CheckStrictJSON): the entire config is the defaults.
 //
 // A missing key takes its default silently. Reading the file (404 means
 // defaults silently; transport, 401, 403, 408, 429 and 5xx mean defaults
 // with a warning) is the caller's job.
 func DecodeConfig(data []byte) (Config, []string) {
 	var warnings []string
+	if serr := CheckStrictJSON(data); serr != nil {
+		// A reviewed file with a repeated key ({"maxHolders":1,
+		// "maxHolders":64}) says two things; neither is trusted.
+		return DefaultConfig(), []string{fmt.Sprintf("lock config is refused (%s): %s at %s; using safe defaults", serr.Code, serr.Detail, serr.Path)}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw any

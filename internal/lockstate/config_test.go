@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // conf is a decoded config with maxOvertakes at its default and
@@ -81,5 +82,15 @@ func TestConfigValidate(t *testing.T) {
 		{MaxHolders: 1, MaxOvertakes: -1}, {MaxHolders: 1, MaxOvertakes: 101},
 	} {
 		requireCode(t, c.validate(), CodeInvalidConfig)
+	}
+}
+
+func TestDecodeConfigRefusesRepeatedKeys(t *testing.T) {
+	t.Parallel()
+	for _, data := range []string{`{"maxHolders":1,"maxHolders":64}`, `{"runnerSerialization":true,"runnerSerialization":false}`, "{\"maxHolders\":\"4\xff\"}"} {
+		cfg, warnings := DecodeConfig([]byte(data))
+		assert.Equal(t, DefaultConfig(), cfg, data)
+		require.Len(t, warnings, 1)
+		assert.Contains(t, warnings[0], "lock config is refused")
 	}
 }

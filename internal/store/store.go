@@ -109,9 +109,10 @@ type Result struct {
 type Store struct {
 	opts Options
 
-	mu    sync.Mutex
-	last  *Snapshot           // newest version this Store has seen or written
-	reads map[string]readMemo // last decoded Contents response per path and ref
+	mu        sync.Mutex
+	last      *Snapshot           // newest version this Store has seen or written
+	reads     map[string]readMemo // last decoded Contents response per path and ref
+	defBranch string              // the repository's default branch, once read
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's
@@ -293,10 +294,15 @@ type ConfigSnapshot struct {
 	// (and maybe found malformed). A caller that already holds a good
 	// snapshot may prefer to keep it.
 	Unavailable bool
+	// Missing is true when the file does not exist: the lock runs on the
+	// defaults (one seat). Warnings then says so; a lock name that differs
+	// only in case from a real lock is the usual cause (CheckLockNameCase).
+	Missing bool
 }
 
 // ReadConfig reads locks/<lock>.config.json from the default branch with the
-// fallback rules of spec §2.8: a missing file is the default config; an
+// fallback rules of spec §2.8: a missing file is the default config (with a
+// warning and Missing, a deliberate divergence: the reference is silent); an
 // unavailable one (transport, 401, 403, 408, 429, 5xx, exhausted budget) is the
 // default config, a warning and Unavailable; a cancelled read and any other
 // status (400, 422, ...) are errors. Malformed content falls back with
@@ -308,7 +314,9 @@ func (s *Store) ReadConfig(ctx context.Context) (ConfigSnapshot, error) {
 			return ConfigSnapshot{}, err
 		}
 		if ghclient.IsNotFound(err) {
-			return ConfigSnapshot{Config: lockstate.DefaultConfig()}, nil
+			return ConfigSnapshot{Config: lockstate.DefaultConfig(), Missing: true, Warnings: []string{fmt.Sprintf(
+				"Lock config %s does not exist on the default branch of %s/%s; lock %s runs on the defaults (maxHolders %d, no runner serialization). Commit the config, or fix lock-name if it is a typo (lock names are case-sensitive).",
+				s.ConfigPath(), s.opts.Owner, s.opts.Repo, s.opts.Lock, lockstate.DefaultMaxHolders)}}, nil
 		}
 		switch st := ghclient.StatusOf(err); {
 		case st == 0, st == http.StatusUnauthorized, st == http.StatusForbidden,
@@ -341,18 +349,9 @@ func (s *Store) EnsureBranch(ctx context.Context) error {
 	if err == nil || !ghclient.IsNotFound(err) {
 		return err
 	}
-	var repo *github.Repository
-	if err := s.opts.Client.Do(ctx, s.op("GET repository", false), func(ctx context.Context) (*github.Response, error) {
-		var resp *github.Response
-		var err error
-		repo, resp, err = gh.Repositories.Get(ctx, o, r)
-		return resp, err
-	}); err != nil {
+	def, err := s.defaultBranch(ctx)
+	if err != nil {
 		return err
-	}
-	def := repo.GetDefaultBranch()
-	if def == "" {
-		def = "main"
 	}
 	var head *github.Reference
 	if err := s.opts.Client.Do(ctx, s.op("GET git ref heads/"+def, false), func(ctx context.Context) (*github.Response, error) {

@@ -262,13 +262,16 @@ func TestConflictBudgetIsBounded(t *testing.T) {
 func TestLoadConfigFallbacks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	t.Run("missing file is the default config without a warning", func(t *testing.T) {
+	t.Run("missing file is the default config with a warning", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		cfg, warnings, err := f.store(t).LoadConfig(ctx)
+		snap, err := f.store(t).ReadConfig(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, lockstate.DefaultConfig(), cfg)
-		assert.Empty(t, warnings)
+		assert.Equal(t, lockstate.DefaultConfig(), snap.Config)
+		assert.True(t, snap.Missing)
+		assert.False(t, snap.Unavailable)
+		require.Len(t, snap.Warnings, 1)
+		assert.Contains(t, snap.Warnings[0], "does not exist on the default branch")
 	})
 	t.Run("valid file is read from the default branch", func(t *testing.T) {
 		t.Parallel()

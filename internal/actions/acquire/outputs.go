@@ -102,6 +102,9 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	if o.quarantineRecovered {
 		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: "yes (same runner)"})
 	}
+	if q.configMissing {
+		rows = append(rows, actionkit.Row{Field: "Lock config", Value: actionkit.Code(q.st.ConfigPath()) + " is missing: defaults (one seat)"})
+	}
 	rows = append(rows, stateRows(q.last)...)
 	if o.incident != nil {
 		rows = append(rows, actionkit.Row{Field: "Incident", Value: actionkit.Code(o.incident.IncidentID) + " " +

@@ -65,6 +65,11 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	if t.Branch != lockaction.DefaultStateBranch {
+		if err := st.CheckStateBranch(ctx); err != nil {
+			return err
+		}
+	}
 	cfg, warnings, err := st.LoadConfig(ctx)
 	if err != nil {
 		a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())

@@ -114,6 +114,8 @@ type acquirer struct {
 	// conflictStreak counts consecutive writes that lost every CAS round;
 	// it widens the wait before the next attempt (see pollDelay).
 	conflictStreak int
+	// configMissing: the lock has no config file (reported in the summary).
+	configMissing bool
 }
 
 // run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
@@ -154,10 +156,25 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	if q.st, err = newStore(q.client, q.s.target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay); err != nil {
 		return err
 	}
+	if err := q.guardTarget(ctx); err != nil {
+		return err
+	}
 	if err := q.refreshConfig(ctx, true); err != nil {
 		return err
 	}
 	return q.loop(ctx)
+}
+
+// guardTarget refuses, before any write, a state branch that is the
+// repository's default branch. The repository read costs one request, so
+// it is made when state-branch is not the default lock-state (the only way
+// a consumer can point writes elsewhere); the scheduled reaper checks the
+// default name every run.
+func (q *acquirer) guardTarget(ctx context.Context) error {
+	if q.s.target.Branch == lockaction.DefaultStateBranch {
+		return nil
+	}
+	return q.st.CheckStateBranch(ctx)
 }
 
 // now reads the injected clock.
@@ -182,6 +199,12 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	}
 	cfg, warnings := snap.Config, snap.Warnings
 	q.cfgAt = q.now()
+	if initial && snap.Missing {
+		if err := q.st.CheckLockNameCase(ctx); err != nil {
+			return err
+		}
+		q.configMissing = true
+	}
 	if !initial && snap.Unavailable {
 		q.a.Warning("Unable to refresh the lock config; keeping the previous snapshot until the next refresh.")
 		return nil

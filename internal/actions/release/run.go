@@ -91,6 +91,12 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err != nil {
 		return err
 	}
+	if r.s.target.Branch != lockaction.DefaultStateBranch {
+		// Never write onto the default branch (see acquire's guardTarget).
+		if err := branchStore.CheckStateBranch(ctx); err != nil {
+			return err
+		}
+	}
 	verified := true
 	if err := branchStore.EnsureBranch(ctx); err != nil {
 		if !unrecorded(err) {

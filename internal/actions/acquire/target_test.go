@@ -1,0 +1,77 @@
+package acquire_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+)
+
+func TestStateBranchEqualToTheDefaultBranchIsRefusedBeforeAnyWrite(t *testing.T) {
+	for _, branch := range []string{"main", "MAIN"} {
+		t.Run(branch, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1").Input("state-branch", branch)
+				err := run(context.Background(), j)
+				require.Error(t, err)
+				assert.Equal(t, "state-branch-is-default", lockaction.ReasonCode(err))
+				assert.Equal(t, int64(0), w.Puts(), "nothing is written to the default branch")
+
+				err = release.Run(context.Background(), j.Deps())
+				require.Error(t, err)
+				assert.Equal(t, "state-branch-is-default", lockaction.ReasonCode(err))
+				assert.Equal(t, int64(0), w.Puts())
+			})
+		})
+	}
+	t.Run("another branch works and costs one repository read", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			j := w.NewJob("build", "runner-1").Input("state-branch", "lock-state-2")
+			require.NoError(t, run(context.Background(), j))
+			assert.Equal(t, int64(1), w.Em.Metrics().Paths["GET /repos/acme/build-lock"].Requests)
+		})
+	})
+}
+
+func TestReservedLockNamesAreRefusedBeforeAnyRequest(t *testing.T) {
+	for _, name := range []string{"policy", "Policy", "unity.config", "seats.CONFIG", "README"} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1").Input("lock-name", name)
+				err := run(context.Background(), j)
+				require.Error(t, err)
+				assert.Equal(t, "lock-name-reserved", lockaction.ReasonCode(err))
+				assert.Equal(t, int64(0), w.Em.Metrics().Requests)
+				require.Error(t, release.Run(context.Background(), j.Deps()))
+				assert.Equal(t, int64(0), w.Em.Metrics().Requests)
+			})
+		})
+	}
+}
+
+func TestMissingConfigWarnsAndACaseVariantIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":2}`) // locks/seats.config.json
+		j := w.NewJob("build", "runner-1").Input("lock-name", "Seats")
+		err := run(context.Background(), j)
+		require.Error(t, err)
+		assert.Equal(t, "lock-name-case-collision", lockaction.ReasonCode(err))
+		assert.Contains(t, err.Error(), "use lock-name: seats")
+		assert.Equal(t, int64(0), w.Puts())
+
+		k := w.NewJob("build", "runner-1").Input("lock-name", "fresh")
+		require.NoError(t, run(context.Background(), k), "a lock without a config and without a look-alike runs on the defaults")
+		assert.Contains(t, k.Out.String(), "::warning::Lock config locks/fresh.config.json does not exist")
+		assert.Contains(t, k.Summary(), "is missing: defaults (one seat)")
+		assert.NotEmpty(t, w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", "locks/fresh.json"))
+	})
+}
