@@ -75,7 +75,8 @@ const (
 // "/api/v3" prefix and without the query; "*" does not cross "/"); any
 // other pattern is a plain prefix, e.g. "/repos/o/r/contents/".
 //
-// Firing: Probability 0 means always, otherwise the rule fires with that
+// Firing: the first Skip matching requests pass untouched. Then Probability
+// 0 means always, otherwise the rule fires with that
 // probability (drawn from the emulator's seeded source). Count 0 means
 // unlimited, otherwise the rule fires at most Count times and then stays
 // inert. A rule's Latency delays the request whatever its Kind. All matching
@@ -91,12 +92,17 @@ type Fault struct {
 	RetryAfter    string        `json:"retry_after,omitempty"`
 	Latency       time.Duration `json:"latency,omitempty"`
 	StaleVersions int           `json:"stale_versions,omitempty"`
+	// Skip lets this many matching requests pass untouched before the rule
+	// starts to fire (then Count and Probability apply), so a test can
+	// fault, say, the reads that follow a write.
+	Skip int `json:"skip,omitempty"`
 }
 
 type faultEntry struct {
-	id    int
-	f     Fault
-	fired int
+	id      int
+	f       Fault
+	fired   int
+	skipped int
 }
 
 // FaultStatus is one rule and how many times it fired.
@@ -178,6 +184,10 @@ func (e *Emulator) planFaultsLocked(method, p string, rt *route) faultPlan {
 	for _, fe := range e.faults {
 		f := &fe.f
 		if !f.matches(method, p) || (f.Count > 0 && fe.fired >= f.Count) {
+			continue
+		}
+		if fe.skipped < f.Skip {
+			fe.skipped++
 			continue
 		}
 		terminal := f.Kind != Latency && f.Kind != StaleRead && f.Kind != WriteAcceptedResponseLost

@@ -45,6 +45,9 @@ func (q *acquirer) loop(ctx context.Context) error {
 				}
 				continue
 			}
+			if q.admissionWritten && ctx.Err() == nil {
+				_, _, err = q.decide(ctx, err)
+			}
 			return err
 		}
 		q.authFailedSince = time.Time{}
@@ -147,6 +150,9 @@ func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool,
 	case errors.Is(err, store.ErrTooManyConflicts):
 		q.conflictStreak++
 		return false, false, nil
+	case err != nil && landed && ctx.Err() == nil:
+		// The write may have landed: the next read decides.
+		return q.decide(ctx, err)
 	case err != nil:
 		return true, false, err
 	}
@@ -244,4 +250,56 @@ func (q *acquirer) logWaiting(s *lockstate.State, position int) {
 	}
 	q.a.Printf("Waiting for %s: queue position %d of %d after %s; holders: %s; reservations: %d",
 		q.s.target.Lock, position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started))+" ms", holders, len(s.Reservations))
+}
+
+// decideWindow bounds how long acquire keeps trying to read the state after
+// a write that may have landed, before it reports admission-unknown.
+const decideWindow = 2 * time.Minute
+
+// decide settles a write whose outcome is unknown (its response was lost and
+// the re-read failed) by the next read that succeeds: the iteration is
+// re-decided on that fresh state, so the job's own admission, if it landed,
+// is reported as acquired, and otherwise the wait goes on. Reads are retried
+// for at most decideWindow (and never past timeout-minutes); if none
+// succeeds, the outcome stays unknown and is reported as admission-unknown
+// with acquired=false: no licensed step runs, and the consumer's always()
+// release, which is given the holder id, removes the admission if it landed.
+func (q *acquirer) decide(ctx context.Context, cause error) (done, again bool, err error) {
+	limit := q.now().Add(decideWindow)
+	if q.deadline.Before(limit) {
+		limit = q.deadline
+	}
+	q.touched()
+	for {
+		snap, lerr := q.st.Load(ctx)
+		if lerr == nil {
+			q.authFailedSince = time.Time{}
+			q.last = snap.State
+			return q.step(ctx, snap)
+		}
+		if ctx.Err() != nil {
+			return true, false, ctx.Err()
+		}
+		if !q.now().Before(limit) {
+			return true, false, q.unknown(ctx, fmt.Errorf("%w; the state could not be read afterwards to decide whether it landed: %v", cause, lerr))
+		}
+		q.a.Warning(fmt.Sprintf("A lock-state write for %s may have landed without an answer, and reading the state to decide failed (%v); reading again.", q.s.target.Lock, lerr))
+		wait := min(q.d.Jittered(q.s.poll, max(250*time.Millisecond, q.s.poll/3)), max(0, limit.Sub(q.now())))
+		if err := q.d.Clock.Sleep(ctx, wait); err != nil {
+			return true, false, err
+		}
+	}
+}
+
+// unknown reports an admission whose outcome could not be decided: the
+// outputs say admission-unknown (acquired=false), a bounded pre-activation
+// retraction is attempted, and cause is returned.
+func (q *acquirer) unknown(ctx context.Context, cause error) error {
+	err := q.refuse(ctx, resultAdmissionUnknown, nil, fmt.Errorf(
+		"could not decide whether this run was admitted to %s: %w. acquired=false, so no licensed step runs; the always() release step (holder-id %s) removes the admission if it landed",
+		q.s.target.Lock, cause, q.id.HolderID))
+	if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
+		q.a.Warning("Retracting the undecided admission also failed (the release step will retry): " + cerr.Error())
+	}
+	return err
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // TestMain generates the App key once for the whole binary.
@@ -44,3 +46,9 @@ func chargedInstallation(m emulator.Metrics) int64 {
 	}
 	return n
 }
+
+// emptyState is the empty schema-2 state of the test lock.
+func emptyState() *lockstate.State { return lockstate.Empty(actiontest.Lock) }
+
+// releaseRun is one release step of j.
+func releaseRun(ctx context.Context, j *actiontest.Job) error { return release.Run(ctx, j.Deps()) }

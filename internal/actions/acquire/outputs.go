@@ -39,6 +39,9 @@ const (
 	resultSuperseded                  = "superseded"
 	resultPRHeadCheckFailed           = "pr-head-check-failed"
 	resultPRHeadCleanupFailed         = "pr-head-cleanup-failed"
+	// resultAdmissionUnknown: a write that may have admitted this run got
+	// no answer and no later read could decide (acquired=false).
+	resultAdmissionUnknown = "admission-unknown"
 )
 
 // outcome is what an acquire reports.
