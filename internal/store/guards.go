@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // Rules of the store's refusals (RuleError.Rule).
@@ -129,4 +130,51 @@ func (s *Store) listLocks(ctx context.Context, ref string) ([]string, error) {
 		names = append(names, e.GetName())
 	}
 	return names, nil
+}
+
+// LoadFresh reads the state as of the state branch's head commit: the head
+// from the refs API, then the file at that exact commit (contents with
+// ?ref=<commit sha>). A read by commit SHA names one immutable version, so a
+// lagging replica cannot answer it with an older one the way it can answer a
+// read by branch name (spec Appendix B.5; the emulator's stale_read fault
+// models this). Callers use it before concluding from an ordinary read that
+// their own holder or entry is gone. The snapshot becomes the next Update's
+// compare-and-swap base. A missing branch or file is the empty state.
+func (s *Store) LoadFresh(ctx context.Context) (Snapshot, string, error) {
+	gh := s.opts.Client.GitHub()
+	var ref *github.Reference
+	err := s.opts.Client.Do(ctx, s.op("GET git ref heads/"+s.opts.Branch, false), func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		ref, resp, err = gh.Git.GetRef(ctx, s.opts.Owner, s.opts.Repo, "heads/"+s.opts.Branch)
+		return resp, err
+	})
+	if err != nil {
+		if ghclient.IsNotFound(err) {
+			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
+			s.remember(snap)
+			return snap, "", nil
+		}
+		return Snapshot{}, "", err
+	}
+	commit := ref.GetObject().GetSHA()
+	if commit == "" {
+		return Snapshot{}, "", fmt.Errorf("read heads/%s of %s/%s: the reference names no commit", s.opts.Branch, s.opts.Owner, s.opts.Repo)
+	}
+	data, sha, err := s.readFile(ctx, s.StatePath(), commit)
+	if err != nil {
+		if ghclient.IsNotFound(err) {
+			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
+			s.remember(snap)
+			return snap, commit, nil
+		}
+		return Snapshot{}, "", err
+	}
+	st, err := lockstate.Decode(data, lockstate.DecodeOptions{Lock: s.opts.Lock, ServerURL: s.opts.ServerURL})
+	if err != nil {
+		return Snapshot{}, "", fmt.Errorf("decode %s at %s: %w", s.StatePath(), shortSHA(sha), err)
+	}
+	snap := Snapshot{State: st, SHA: sha}
+	s.remember(snap)
+	return snap, commit, nil
 }

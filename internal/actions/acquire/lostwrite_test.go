@@ -66,3 +66,51 @@ func TestLostAdmissionResponseWithAnUnreadableStateReportsUnknown(t *testing.T) 
 		assert.Empty(t, w.State().Holders)
 	})
 }
+
+// TestReleaseAfterAStaleReadStillReleases is the hostile tester's stale
+// read: right after the admission, one lagging replica serves the state as
+// it was before it. Release used to print "Nothing to release", exit 0 with
+// released=false and leave the holder for the reaper.
+func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
+	for _, step := range []string{"release", "post"} {
+		t.Run(step, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				w.SeedState(emptyState())
+				j := w.NewJob("build", "runner-1")
+				require.NoError(t, run(context.Background(), j))
+				require.Len(t, w.State().Holders, 1)
+				w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, Count: 1})
+				j.ResetFiles()
+				if step == "release" {
+					require.NoError(t, releaseRun(context.Background(), j))
+					assert.Equal(t, "true", j.Outputs()["released"])
+				} else {
+					d := j.Deps()
+					env := map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"}
+					base := d.Getenv
+					d.Getenv = func(k string) string {
+						if v, ok := env[k]; ok {
+							return v
+						}
+						return base(k)
+					}
+					require.NoError(t, runDeps(context.Background(), d))
+				}
+				assert.Empty(t, w.State().Holders, "the seat is free again")
+				assert.Contains(t, j.Out.String(), "stale")
+			})
+		})
+	}
+	t.Run("a job that never held a seat reads nothing more", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			w.SeedState(emptyState())
+			j := w.NewJob("build", "runner-1")
+			require.NoError(t, releaseRun(context.Background(), j))
+			assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
+			assert.Equal(t, int64(1), w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
+				"only the branch check: without this job's admission marker there is no head read")
+		})
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -25,6 +26,11 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 		stateSHA:            sha,
 		quarantineRecovered: dec.QuarantineRecovered || q.consumedQuarantine != nil,
 		fencing:             fencingToken(dec),
+	}
+	// Evidence for this job's release and post steps that it holds a seat,
+	// so a stale read there cannot pass for "nothing to release".
+	if err := lockaction.WriteHeldMarker(q.d.Getenv, q.s.target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing}); err != nil {
+		q.a.Warning("Could not record this job's admission for its release step: " + err.Error())
 	}
 	q.a.Printf("Acquired %s as %s after %s ms (%d attempts).",
 		q.s.target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)

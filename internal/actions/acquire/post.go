@@ -84,21 +84,39 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 		RunnerName: id.RunnerName,
 	}
 	var dec lockstate.CleanupDecision
-	res, err := st.Update(ctx, "Release "+t.Lock, func(s *lockstate.State) error {
-		next, dd, err := lockstate.Cleanup(s, cfg, req, d.Clock.Now())
-		if err != nil {
-			return err
-		}
-		dec = dd
-		if !dd.Changed {
-			return store.ErrNoChange
-		}
-		*s = *next
-		return nil
-	})
+	update := func() (store.Result, error) {
+		return st.Update(ctx, "Release "+t.Lock, func(s *lockstate.State) error {
+			next, dd, err := lockstate.Cleanup(s, cfg, req, d.Clock.Now())
+			if err != nil {
+				return err
+			}
+			dec = dd
+			if !dd.Changed {
+				return store.ErrNoChange
+			}
+			*s = *next
+			return nil
+		})
+	}
+	res, err := update()
 	if err != nil {
 		return err
 	}
+	if !res.Written && !dec.Released && !dec.QueueCleaned {
+		// The main step's admission is recorded: check a "nothing left"
+		// read at the branch head before trusting it.
+		fc, err := lockaction.CheckHeldAbsence(ctx, st, a.Getenv, t, id.HolderID)
+		if err != nil {
+			return err
+		}
+		if fc.Found {
+			a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show this job's entry); cleaning up from the state at the branch head, commit %s.", t.Lock, shortSHA(fc.Commit)))
+			if res, err = update(); err != nil {
+				return err
+			}
+		}
+	}
+	_ = lockaction.RemoveHeldMarker(a.Getenv, t, id.HolderID)
 	if dec.ForeignKept > 0 {
 		a.Warning(fmt.Sprintf("Post cleanup kept %d entry(ies) of %s recorded on another runner: another job of this run uses the same holder id (%s).",
 			dec.ForeignKept, id.HolderID, lockstate.CodeHolderIDCollision))

@@ -180,6 +180,7 @@ func (w *World) NewJob(name, runner string) *Job {
 		"GITHUB_OUTPUT":              filepath.Join(dir, "output"),
 		"GITHUB_STATE":               filepath.Join(dir, "state"),
 		"GITHUB_STEP_SUMMARY":        filepath.Join(dir, "summary"),
+		"RUNNER_TEMP":                filepath.Join(dir, "runner-temp"),
 		lockaction.EnvAppID:          strconv.Itoa(AppID),
 		lockaction.EnvAppPrivateKey:  keyPEM,
 		"INPUT_LOCK-NAME":            Lock,
@@ -214,6 +215,7 @@ func (w *World) SameJobOn(j *Job, runner string) *Job {
 	k.Env["GITHUB_OUTPUT"] = filepath.Join(dir, "output")
 	k.Env["GITHUB_STATE"] = filepath.Join(dir, "state")
 	k.Env["GITHUB_STEP_SUMMARY"] = filepath.Join(dir, "summary")
+	k.Env["RUNNER_TEMP"] = filepath.Join(dir, "runner-temp")
 	k.Env["INPUT_RUNNER-ID"] = runner
 	k.Env["RUNNER_NAME"] = runner
 	return k

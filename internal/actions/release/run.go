@@ -144,6 +144,9 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if dec.ForeignKept > 0 {
 		r.a.Warning(foreignKeptMessage(r.s.holderID, r.s.target.Lock, dec.ForeignKept))
 	}
+	if err := lockaction.RemoveHeldMarker(r.d.Getenv, r.s.target, r.s.holderID); err != nil {
+		r.a.Warning("Could not remove this job's admission marker: " + err.Error())
+	}
 	r.log(dec)
 	if r.s.degradedCode != "" {
 		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.degradedCode)
@@ -170,26 +173,52 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	}
 	var final lockstate.CleanupDecision
 	var attempted []lockstate.CleanupDecision
-	res, err := st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
-		next, d, err := lockstate.Cleanup(s, cfg, req, r.d.Clock.Now())
-		if err != nil {
-			return err
-		}
-		final = d
-		if !d.Changed {
-			return store.ErrNoChange
-		}
-		attempted = append(attempted, d)
-		*s = *next
-		return nil
-	})
+	update := func() (store.Result, error) {
+		return st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
+			next, d, err := lockstate.Cleanup(s, cfg, req, r.d.Clock.Now())
+			if err != nil {
+				return err
+			}
+			final = d
+			if !d.Changed {
+				return store.ErrNoChange
+			}
+			attempted = append(attempted, d)
+			*s = *next
+			return nil
+		})
+	}
+	res, err := update()
 	if err != nil {
 		return res, final, err
+	}
+	if !res.Written && !final.Released && !final.QueueCleaned {
+		// This job's acquire may have been admitted although the read shows
+		// nothing to release: a lagging replica can serve an older version.
+		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.d.Getenv, r.s.target, r.s.holderID)
+		switch {
+		case ferr != nil:
+			return res, final, ferr
+		case fc.Found:
+			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show this job's entry); releasing from the state at the branch head, commit %s.", r.s.target.Lock, shortSHA(fc.Commit)))
+			if res, err = update(); err != nil {
+				return res, final, err
+			}
+		case fc.Checked:
+			r.a.Notice(fmt.Sprintf("Confirmed at the branch head (commit %s) that %s holds nothing of %s.", shortSHA(fc.Commit), r.s.holderID, r.s.target.Lock))
+		}
 	}
 	if res.Ambiguous {
 		final = reconcile(final, attempted, res.State)
 	}
 	return res, final, nil
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 // identity is the caller identity an incident is built from.

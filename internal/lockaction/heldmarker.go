@@ -1,0 +1,124 @@
+package lockaction
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// HeldMarker is acquire's note to the later steps of the same job that it
+// was admitted: the evidence release and the post step use to refuse a
+// "nothing to release" conclusion drawn from one possibly stale read. It
+// lives in RUNNER_TEMP, which the runner creates per job, shares between
+// all steps of that job and empties when the job ends
+// (https://docs.github.com/en/actions/reference/workflows-and-actions/variables),
+// so no input has to carry it and no other job can see it.
+type HeldMarker struct {
+	Repository   string `json:"repository"`
+	Lock         string `json:"lock"`
+	HolderID     string `json:"holderId"`
+	StateSHA     string `json:"stateSha"`
+	FencingToken int64  `json:"fencingToken,omitempty"`
+}
+
+// heldMarkerPath names the marker of holderID on t, or "" without
+// RUNNER_TEMP (a local run: no evidence is kept).
+func heldMarkerPath(getenv func(string) string, t Target, holderID string) string {
+	dir := strings.TrimSpace(getenv("RUNNER_TEMP"))
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(t.Repository() + "\x00" + t.Lock + "\x00" + holderID))
+	return filepath.Join(dir, "ambiguous-build-lock", "held-"+hex.EncodeToString(sum[:16])+".json")
+}
+
+// WriteHeldMarker records that holderID holds a seat of t. Failing to write
+// it only weakens later stale-read checks, so callers warn and go on.
+func WriteHeldMarker(getenv func(string) string, t Target, m HeldMarker) error {
+	p := heldMarkerPath(getenv, t, m.HolderID)
+	if p == "" {
+		return nil
+	}
+	m.Repository, m.Lock = t.Repository(), t.Lock
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// ReadHeldMarker returns the marker of holderID on t, if this job's acquire
+// left one.
+func ReadHeldMarker(getenv func(string) string, t Target, holderID string) (HeldMarker, bool) {
+	p := heldMarkerPath(getenv, t, holderID)
+	if p == "" {
+		return HeldMarker{}, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return HeldMarker{}, false
+	}
+	var m HeldMarker
+	if json.Unmarshal(data, &m) != nil || m.HolderID != holderID || m.Lock != t.Lock || m.Repository != t.Repository() {
+		return HeldMarker{}, false
+	}
+	return m, true
+}
+
+// RemoveHeldMarker deletes the marker once the seat is released.
+func RemoveHeldMarker(getenv func(string) string, t Target, holderID string) error {
+	p := heldMarkerPath(getenv, t, holderID)
+	if p == "" {
+		return nil
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// FreshCheck is what CheckHeldAbsence found.
+type FreshCheck struct {
+	// Checked is true when this job's acquire left its marker, so the
+	// absence was checked at the branch head.
+	Checked bool
+	// Found is true when the state at the head shows holderID as a holder
+	// or in the queue: the first read was stale, and the cleanup must be
+	// decided again (the store's next Update starts from that state).
+	Found bool
+	// Commit is the head commit the check read.
+	Commit string
+}
+
+// CheckHeldAbsence is the stale-read guard of every "nothing to release"
+// conclusion: when this job's acquire recorded an admission (HeldMarker) but
+// a cleanup found nothing of holderID, it reads the state at the state
+// branch's head commit (store.LoadFresh), which a lagging replica cannot
+// serve from an older version. Without a marker nothing is read.
+func CheckHeldAbsence(ctx context.Context, st *store.Store, getenv func(string) string, t Target, holderID string) (FreshCheck, error) {
+	if _, held := ReadHeldMarker(getenv, t, holderID); !held {
+		return FreshCheck{}, nil
+	}
+	snap, commit, err := st.LoadFresh(ctx)
+	if err != nil {
+		return FreshCheck{Checked: true}, fmt.Errorf("this job's acquire was admitted to %s but the state read shows nothing of %s, and confirming that at the branch head failed: %w", t.Lock, holderID, err)
+	}
+	found := lockstate.HolderIndex(snap.State, holderID) >= 0 || lockstate.QueuePosition(snap.State, holderID) > 0
+	return FreshCheck{Checked: true, Found: found, Commit: commit}, nil
+}
