@@ -2,14 +2,17 @@ package acquire_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 const statePathPattern = "/repos/acme/build-lock/contents/locks/seats.json"
@@ -86,16 +89,8 @@ func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
 					require.NoError(t, releaseRun(context.Background(), j))
 					assert.Equal(t, "true", j.Outputs()["released"])
 				} else {
-					d := j.Deps()
-					env := map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"}
-					base := d.Getenv
-					d.Getenv = func(k string) string {
-						if v, ok := env[k]; ok {
-							return v
-						}
-						return base(k)
-					}
-					require.NoError(t, runDeps(context.Background(), d))
+					post := withEnv(j.Deps(), map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"})
+					require.NoError(t, runDeps(context.Background(), post))
 				}
 				assert.Empty(t, w.State().Holders, "the seat is free again")
 				assert.Contains(t, j.Out.String(), "stale")
@@ -113,4 +108,57 @@ func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
 				"only the branch check: without this job's admission marker there is no head read")
 		})
 	})
+}
+
+// TestPostStepOnEverySchema pins what the README and docs/actions.md say:
+// a seat the post step finds still held is quarantined from schema 4 and
+// freed on schemas 2 and 3, with a warning that says which.
+func TestPostStepOnEverySchema(t *testing.T) {
+	configs := map[int]string{
+		2: `{"maxHolders":1}`,
+		3: `{"maxHolders":1,"runnerSerialization":true}`,
+		4: `{"maxHolders":1,"runnerSerialization":true,"resourceLifecycle":true}`,
+		5: `{"maxHolders":1,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true}`,
+		6: `{"maxHolders":1,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true}`,
+	}
+	for schema, cfg := range configs {
+		t.Run(fmt.Sprint("schema ", schema), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, cfg)
+				s := emptyState()
+				s.SchemaVersion = schema
+				if schema >= 4 {
+					s.Reservations = []lockstate.Reservation{}
+				}
+				w.SeedState(s)
+				j := w.NewJob("build", "runner-1")
+				main := withEnv(j.Deps(), map[string]string{"BUILD_LOCK_MODE": "acquire-with-cleanup"})
+				require.NoError(t, runDeps(context.Background(), main))
+				post := withEnv(j.Deps(), map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"})
+				require.NoError(t, runDeps(context.Background(), post))
+				got := w.State()
+				assert.Empty(t, got.Holders)
+				if schema >= 4 {
+					require.Len(t, got.Reservations, 1)
+					assert.Equal(t, lockstate.ReservationQuarantine, got.Reservations[0].State)
+					assert.Contains(t, j.Out.String(), "the seat is quarantined")
+				} else {
+					assert.Empty(t, got.Reservations)
+					assert.Contains(t, j.Out.String(), "no reservations to quarantine an unproven seat in, so the seat is free again")
+				}
+			})
+		})
+	}
+}
+
+// withEnv overlays env on d's environment.
+func withEnv(d acquire.Deps, env map[string]string) acquire.Deps {
+	base := d.Getenv
+	d.Getenv = func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return base(k)
+	}
+	return d
 }

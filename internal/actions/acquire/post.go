@@ -122,8 +122,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 			dec.ForeignKept, id.HolderID, lockstate.CodeHolderIDCollision))
 	}
 	if dec.Released {
-		a.Warning(fmt.Sprintf("Post cleanup removed %s from %s without proof of external resource cleanup (cleanup-result=%s); run the explicit release step to avoid a quarantine.",
-			id.HolderID, t.Lock, dec.Result))
+		a.Warning(postReleasedMessage(id.HolderID, t.Lock, res.State.SchemaVersion, dec.Result))
 	}
 	a.Printf("Build-lock post cleanup: %s (state %s).", dec.Result, shortSHA(res.SHA))
 	return nil
@@ -134,4 +133,18 @@ func shortSHA(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// postReleasedMessage explains a seat the post step removed without proof
+// of external resource cleanup. From schema 4 the seat is quarantined (it
+// stays occupied until reclaimed or recovered); schemas 2 and 3 have no
+// reservations to keep it in, so the seat is free again at once, exactly as
+// the reference's post cleanup leaves it.
+func postReleasedMessage(holderID, lock string, schema int, result lockstate.CleanupResult) string {
+	if result == lockstate.ResultQuarantined {
+		return fmt.Sprintf("Post cleanup removed %s from %s without proof of external resource cleanup; the seat is quarantined (cleanup-result=%s) until a job on the same runner reclaims it or an operator recovers it. Run the explicit release step with the cleanup report to get a cooldown instead.",
+			holderID, lock, result)
+	}
+	return fmt.Sprintf("Post cleanup removed %s from %s without proof of external resource cleanup (cleanup-result=%s). This lock is at schema %d, which has no reservations to quarantine an unproven seat in, so the seat is free again; enable resourceLifecycle in the lock config (schema 4) to keep unproven seats out of use.",
+		holderID, lock, result, schema)
 }
