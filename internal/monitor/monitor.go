@@ -74,16 +74,15 @@ func Budget(ctx context.Context, flagValue int, getenv func(string) string, deps
 	if limit != 0 && (limit < MinRequestBudget || limit > MaxRequestBudget) {
 		return nil, deps, nil, nil, fmt.Errorf("%w: --%s %d must be between %d and %d", ErrUsage, FlagRequestBudget, limit, MinRequestBudget, MaxRequestBudget)
 	}
+	var (
+		b   *requestbudget.Budget
+		err error
+	)
 	if limit == 0 {
-		var warnings []string
-		limit, warnings = RequestBudget.Resolve("", getenv(requestbudget.EnvRequestBudget))
-		for _, w := range warnings {
-			if warn != nil {
-				warn(w)
-			}
-		}
+		b, err = RequestBudget.New("", getenv(requestbudget.EnvRequestBudget), warn)
+	} else {
+		b, err = requestbudget.New(limit)
 	}
-	b, err := requestbudget.New(limit)
 	if err != nil {
 		return nil, deps, nil, nil, err
 	}

@@ -322,3 +322,16 @@ func TestKnobResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestKnobNew reports every warning and builds the resolved budget.
+func TestKnobNew(t *testing.T) {
+	t.Parallel()
+	var warned []string
+	b, err := requestbudget.Knob{Default: 30, Min: 10, Max: 250}.New("9", "", func(s string) { warned = append(warned, s) })
+	require.NoError(t, err)
+	assert.Equal(t, 30, b.Limit())
+	assert.Equal(t, []string{"Ignoring invalid input request-budget; expected an integer between 10 and 250."}, warned)
+	b, err = requestbudget.Knob{Default: 30, Min: 10, Max: 250}.New("", "12", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 12, b.Limit())
+}

@@ -42,3 +42,15 @@ func (k Knob) Resolve(input, env string) (int, []string) {
 	}
 	return k.Default, warnings
 }
+
+// New resolves the budget from input and env (see Resolve), reports each
+// warning through warn (may be nil) and returns the run's Budget.
+func (k Knob) New(input, env string, warn func(string)) (*Budget, error) {
+	limit, warnings := k.Resolve(input, env)
+	for _, w := range warnings {
+		if warn != nil {
+			warn(w)
+		}
+	}
+	return New(limit)
+}

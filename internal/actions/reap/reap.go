@@ -244,11 +244,7 @@ func run(ctx context.Context, a *actionio.IO, d Deps) error {
 			"operation must be %s, %s or %s", OperationReap, recovery.OperationRecover, recovery.OperationRecoverIncident)}
 	}
 	start := d.Clock.Now()
-	limit, warnings := RequestBudget.Resolve(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget))
-	for _, w := range warnings {
-		a.Warning(w)
-	}
-	budget, err := requestbudget.New(limit)
+	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
 	if err != nil {
 		return err
 	}

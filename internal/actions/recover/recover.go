@@ -240,11 +240,7 @@ func RunWith(ctx context.Context, a *actionio.IO, d Deps) error {
 	if err != nil {
 		return err
 	}
-	limit, warnings := RequestBudget.Resolve(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget))
-	for _, w := range warnings {
-		a.Warning(w)
-	}
-	budget, err := requestbudget.New(limit)
+	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
 	if err != nil {
 		return err
 	}
