@@ -32,8 +32,8 @@ func (r *reaper) summary() error {
 	fmt.Fprintf(&b, "Started %s, finished %s; status-scan deadline %s, write deadline %s. Outputs: `reaped=%t`, `state-sha=%s`.\n\n",
 		lockstate.FormatTime(r.start), lockstate.FormatTime(now),
 		lockstate.FormatTime(r.start.Add(ScanBudget)), lockstate.FormatTime(r.start.Add(TotalBudget)), r.reaped, orDash(r.latest.SHA))
-	fmt.Fprintf(&b, "Request budget: %d of %d requests used, %d of them kept back from the status scan for checkpoint writes, %d refused (every request counts: 304 revalidations, installation lookups and token mints included; `%s`).\n\n",
-		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), r.budget.Refused(), CodeRequestBudgetSpent)
+	fmt.Fprintf(&b, "Request budget: %d of %d requests used (%d of the budget kept back from the status scan for checkpoint writes; %d refused). Every request counts: 304 revalidations, installation lookups and token mints included.\n\n",
+		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), r.budget.Refused())
 	if r.budgetStop {
 		fmt.Fprintf(&b, "**%s**\n\n", r.budgetWarning())
 	}
