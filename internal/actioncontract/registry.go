@@ -39,13 +39,13 @@ var Registry = map[string]Action{
 	"reap-stale-locks": {
 		Binary:  "reap",
 		Node:    false,
-		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed"},
+		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed", "request-budget"},
 		Outputs: []string{"reaped", "state-sha"},
 	},
 	"recover-build-lock": {
 		Binary:  "recover",
 		Node:    false,
-		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed"},
+		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed", "request-budget"},
 		Outputs: []string{"reaped", "state-sha"},
 	},
 }

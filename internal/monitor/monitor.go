@@ -8,6 +8,14 @@
 // with the token GitHub gives its workflow (permissions declared in the
 // workflow file) and keeps one deduplicated issue through
 // internal/githubissue.
+//
+// Every monitor run has a request budget (--request-budget, else
+// BUILD_LOCK_REQUEST_BUDGET, else DefaultRequestBudget) counted at the
+// transport (internal/requestbudget): the workflow token's 1,000 requests
+// an hour per repository are shared with every other workflow of the lock
+// repository. A run needs about five requests; one that spends its budget
+// (for example paging through thousands of issues) fails with
+// MONITOR_REQUEST_BUDGET_SPENT and exit code 1, and sends nothing more.
 package monitor
 
 import (
@@ -22,6 +30,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
 
 // Bounds shared by the monitors (spec §4.5).
@@ -34,6 +43,53 @@ const (
 	// DefaultServerURL is GITHUB_SERVER_URL when unset.
 	DefaultServerURL = "https://github.com"
 )
+
+// Request budget of one monitor run (docs/monitoring.md "Request budget").
+const (
+	// DefaultRequestBudget is 3% of the workflow token's 1,000 requests an
+	// hour, six times what a run needs (a read, one page of issues, a
+	// write and its verification).
+	DefaultRequestBudget = 30
+	// MinRequestBudget and MaxRequestBudget bound the setting; the
+	// maximum covers the issue discovery's 240-page ceiling.
+	MinRequestBudget = 10
+	MaxRequestBudget = 250
+	// CodeRequestBudgetSpent is the failure code of a monitor run that
+	// spent its budget (*requestbudget.ExhaustedError).
+	CodeRequestBudgetSpent = "MONITOR_REQUEST_BUDGET_SPENT"
+	// FlagRequestBudget is the flag every monitor accepts.
+	FlagRequestBudget = "request-budget"
+)
+
+// RequestBudget is the monitors' request-budget setting.
+var RequestBudget = requestbudget.Knob{Default: DefaultRequestBudget, Min: MinRequestBudget, Max: MaxRequestBudget}
+
+// Budget is a monitor run's request budget: the flag value (0 = unset;
+// outside the bounds a usage error, like every other monitor flag), else
+// BUILD_LOCK_REQUEST_BUDGET (an invalid value warns through warn), else the
+// default. It returns deps with the counting transport and a context every
+// request of the run must use; cancel releases it.
+func Budget(ctx context.Context, flagValue int, getenv func(string) string, deps Deps, warn func(string)) (context.Context, Deps, *requestbudget.Budget, context.CancelFunc, error) {
+	limit := flagValue
+	if limit != 0 && (limit < MinRequestBudget || limit > MaxRequestBudget) {
+		return nil, deps, nil, nil, fmt.Errorf("%w: --%s %d must be between %d and %d", ErrUsage, FlagRequestBudget, limit, MinRequestBudget, MaxRequestBudget)
+	}
+	var (
+		b   *requestbudget.Budget
+		err error
+	)
+	if limit == 0 {
+		b, err = RequestBudget.New("", getenv(requestbudget.EnvRequestBudget), warn)
+	} else {
+		b, err = requestbudget.New(limit)
+	}
+	if err != nil {
+		return nil, deps, nil, nil, err
+	}
+	deps.Transport = b.Transport(deps.Transport)
+	bctx, cancel := b.Within(ctx, b.Limit())
+	return bctx, deps, b, cancel, nil
+}
 
 // ErrUsage marks an error in flags or environment; main exits 2 for it.
 var ErrUsage = errors.New("usage error")

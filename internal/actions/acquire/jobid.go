@@ -21,13 +21,25 @@ var activeJobStatuses = map[string]bool{"queued": true, "in_progress": true, "re
 
 // resolveJobID finds this job's exact numeric id (spec §2.5): with the
 // consumer's github-token it lists the jobs of this run attempt and keeps
-// the one active job on the declared runner. Anything else (no token, no
-// runner-id, no match, several matches, an API failure) warns and continues
-// without a job id; only cancellation is an error.
+// the one active job on this runner. The runner is the one this process
+// really runs on (RUNNER_NAME), falling back to the runner-id input outside
+// Actions; the reference matched runner-id only, which misses the job when
+// a workflow passes another value. Anything else (no token, no runner name,
+// no match, several matches, an API failure) warns and continues without a
+// job id; only cancellation is an error. Without the id the reaper can prove
+// a crashed holder stale only from its whole run's status or its lease.
 func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
-	token, runner := q.s.pr.Request.Token, q.id.RunnerID
+	token, runner := q.s.pr.Request.Token, q.id.RunnerName
+	if runner == "" {
+		runner = q.id.RunnerID
+	}
 	runID, attempt := q.a.Getenv("GITHUB_RUN_ID"), q.a.Getenv("GITHUB_RUN_ATTEMPT")
-	if token == "" || runner == "" {
+	switch {
+	case token == "":
+		q.a.Warning("No github-token: the exact job id of this holder is not recorded, so the scheduled reaper can prove it stale only from its whole workflow run or its lease. Pass github-token (actions: read) to record it.")
+		return "", nil
+	case runner == "":
+		q.a.Warning("Neither RUNNER_NAME nor runner-id is set: the exact job id of this holder cannot be looked up, so the scheduled reaper can prove it stale only from its whole workflow run or its lease.")
 		return "", nil
 	}
 	if !canonicalRE.MatchString(runID) || !canonicalRE.MatchString(attempt) {

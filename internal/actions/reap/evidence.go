@@ -81,31 +81,53 @@ type ClientFor func(ctx context.Context, owner string) (*ghclient.Client, error)
 
 // Evidencer reads the run and job evidence of §4.2 through the Actions API
 // with the reader App (E13 run, E14 repository probe after a 404, E12 jobs
-// of the exact attempt). It caches run and job reads for the duration of
-// one reaper run. A cached read can predate an entry written meanwhile (a
-// rerun's: the run was terminal at attempt 1 when read, and attempt 2 has
-// queued since), so every Observation carries the time of the read it
-// uses, and lockstate treats evidence of an attempt before the entry's as
-// unknown. Safe for concurrent use.
+// of the exact attempt).
+//
+// Every answer is memoized for the duration of one reaper run, failures
+// included, at the scope the answer is about, so a document with thousands
+// of entries costs one request per distinct fact, not one per entry:
+//
+//   - per owner: a reader client that could not be built or a credential
+//     failure (no installation of the reader App on that owner);
+//   - per repository: the E14 probe (visible, or unverifiable after a
+//     403/404, which is also what every later run of that repository would
+//     answer) and an actions: read 403;
+//   - per run: the E13 answer or its failure;
+//   - per run attempt: the E12 job list or its failure.
+//
+// Only a cancelled or expired context (the scan deadline, the run's request
+// budget, the runner) is never memoized. A memoized failure keeps its
+// entry unchanged like the first one did (fail closed), and permissions do
+// not change within one ten-minute run in a way the reaper may rely on.
+//
+// A cached read can predate an entry written meanwhile (a rerun's: the run
+// was terminal at attempt 1 when read, and attempt 2 has queued since), so
+// every Observation carries the time of the read it uses, and lockstate
+// treats evidence of an attempt before the entry's as unknown. Safe for
+// concurrent use.
 type Evidencer struct {
 	clients ClientFor
 	clock   clock.Clock
 	warn    func(string)
 
-	mu   sync.Mutex
-	runs map[string]runRead
-	jobs map[string]jobsRead
+	mu     sync.Mutex
+	runs   map[string]runRead
+	jobs   map[string]jobsRead
+	repos  map[string]error // E14 verdicts and actions: read 403s; nil = visible
+	owners map[string]error // reader clients or credentials unavailable
 }
 
 type runRead struct {
 	ev   lockstate.RunEvidence
 	note string
 	at   time.Time // when it was read
+	err  error     // the memoized failure, if any
 }
 
 type jobsRead struct {
 	jobs []*github.WorkflowJob
 	note string // non-empty: the list is unavailable (401/404) and every job in it unknown
+	err  error  // the memoized failure, if any
 }
 
 // NewEvidencer returns an Evidencer using clients for each owner. warn
@@ -117,7 +139,8 @@ func NewEvidencer(clients ClientFor, clk clock.Clock, warn func(string)) *Eviden
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Evidencer{clients: clients, clock: clk, warn: warn, runs: map[string]runRead{}, jobs: map[string]jobsRead{}}
+	return &Evidencer{clients: clients, clock: clk, warn: warn, runs: map[string]runRead{}, jobs: map[string]jobsRead{},
+		repos: map[string]error{}, owners: map[string]error{}}
 }
 
 // ForHolder gathers the evidence EvaluateHolder needs: the run, and the
@@ -195,13 +218,13 @@ func (e *Evidencer) run(ctx context.Context, repository, runID string) (runRead,
 		return runRead{note: fmt.Sprintf("run id %q is not a canonical decimal: status unknown", runID), at: e.clock.Now()}, nil
 	}
 	key := strings.ToLower(repository) + "#" + runID
-	e.mu.Lock()
-	cached, hit := e.runs[key]
-	e.mu.Unlock()
-	if hit {
-		return cached, nil
+	if cached, hit := e.cachedRun(key); hit {
+		return cached, cached.err
 	}
-	c, err := e.clients(ctx, owner)
+	if err := e.knownFailure(owner, repository); err != nil {
+		return runRead{}, err
+	}
+	c, err := e.client(ctx, owner)
 	if err != nil {
 		return runRead{}, err
 	}
@@ -218,7 +241,8 @@ func (e *Evidencer) run(ctx context.Context, repository, runID string) (runRead,
 	switch st := ghclient.StatusOf(err); {
 	case err == nil:
 		if run == nil || run.Status == nil {
-			return runRead{}, &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the run has no status")}
+			rr.err = &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the run has no status")}
+			break
 		}
 		rr.ev = lockstate.RunEvidence{Known: true, Status: run.GetStatus(), Conclusion: run.GetConclusion()}
 		if n := run.GetRunAttempt(); n > 0 {
@@ -232,38 +256,97 @@ func (e *Evidencer) run(ctx context.Context, repository, runID string) (runRead,
 		return runRead{}, err
 	case ghclient.IsNotFound(err):
 		if perr := e.probe(ctx, c, owner, name); perr != nil {
-			return runRead{}, perr
+			if ctx.Err() != nil {
+				return runRead{}, perr
+			}
+			rr.err = perr
+			break
 		}
 		rr.note = "run not found (HTTP 404) in a repository the reader can see: status unknown"
 	case st == http.StatusForbidden && !ghclient.IsCredentialFailure(err):
-		return runRead{}, &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+		rr.err = &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+		e.remember(e.repos, strings.ToLower(repository), rr.err)
 	case st == http.StatusUnauthorized && !ghclient.IsCredentialFailure(err):
 		rr.note = "HTTP 401 after the retry budget: status unknown"
 		e.warn(fmt.Sprintf("%s still returned HTTP 401 after retries; treating the run status as unknown", op))
 	default:
-		return runRead{}, &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+		rr.err = &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+		if ghclient.IsCredentialFailure(err) {
+			e.remember(e.owners, strings.ToLower(owner), rr.err)
+		}
 	}
 	e.mu.Lock()
 	e.runs[key] = rr
 	e.mu.Unlock()
+	if rr.err != nil {
+		return runRead{}, rr.err
+	}
 	return rr, nil
 }
 
+func (e *Evidencer) cachedRun(key string) (runRead, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rr, ok := e.runs[key]
+	return rr, ok
+}
+
+// knownFailure returns the memoized failure that makes every read about
+// repository (of owner) fail: its owner's reader credentials, or the
+// repository itself (unverifiable, or actions: read forbidden).
+func (e *Evidencer) knownFailure(owner, repository string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.owners[strings.ToLower(owner)]; err != nil {
+		return err
+	}
+	return e.repos[strings.ToLower(repository)]
+}
+
+// client returns the reader client of owner; a client that cannot be built
+// is memoized for the owner.
+func (e *Evidencer) client(ctx context.Context, owner string) (*ghclient.Client, error) {
+	c, err := e.clients(ctx, owner)
+	if err != nil && ctx.Err() == nil {
+		e.remember(e.owners, strings.ToLower(owner), err)
+	}
+	return c, err
+}
+
+// remember records a verdict in m under e.mu (the first one wins).
+func (e *Evidencer) remember(m map[string]error, key string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := m[key]; !ok {
+		m[key] = err
+	}
+}
+
 // probe is E14: after a run 404, a visible repository makes the run
-// unknown; anything else means the reader cannot prove anything here.
+// unknown; anything else means the reader cannot prove anything here. The
+// verdict is memoized for the repository, a 404 included: a hostile
+// document's thousands of runs in one missing repository cost one probe.
 func (e *Evidencer) probe(ctx context.Context, c *ghclient.Client, owner, name string) error {
+	key := strings.ToLower(owner + "/" + name)
+	e.mu.Lock()
+	verdict, hit := e.repos[key]
+	e.mu.Unlock()
+	if hit {
+		return verdict
+	}
 	op := fmt.Sprintf("GET /repos/%s/%s", owner, name)
 	err := c.Do(ctx, ghclient.Op{Name: op}, func(ctx context.Context) (*github.Response, error) {
 		_, resp, err := c.GitHub().Repositories.Get(ctx, owner, name)
 		return resp, err
 	})
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		return err
 	}
-	return &EvidenceError{Op: op, Rule: RuleRepositoryUnverifiable, Err: err}
+	if err != nil {
+		err = &EvidenceError{Op: op, Rule: RuleRepositoryUnverifiable, Err: err}
+	}
+	e.remember(e.repos, key, err)
+	return err
 }
 
 // Job reads the jobs of the entry's exact run attempt (E12, every page) and
@@ -319,9 +402,12 @@ func (e *Evidencer) attemptJobs(ctx context.Context, repository, runID, attempt 
 	cached, hit := e.jobs[key]
 	e.mu.Unlock()
 	if hit {
-		return cached.jobs, cached.note, nil
+		return cached.jobs, cached.note, cached.err
 	}
-	c, err := e.clients(ctx, owner)
+	if err := e.knownFailure(owner, repository); err != nil {
+		return nil, "", err
+	}
+	c, err := e.client(ctx, owner)
 	if err != nil {
 		return nil, "", err
 	}
@@ -348,14 +434,15 @@ func (e *Evidencer) attemptJobs(ctx context.Context, repository, runID, attempt 
 				read = jobsRead{note: fmt.Sprintf("job list returned HTTP %d: job unknown", st)}
 				e.warn(fmt.Sprintf("%s returned HTTP %d; treating the exact job status as unknown", op, st))
 			case st == http.StatusForbidden && !ghclient.IsCredentialFailure(err):
-				return nil, "", &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}
+				read = jobsRead{err: &EvidenceError{Op: op, Rule: RuleActionsReadForbidden, Err: err}}
 			default:
-				return nil, "", &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}
+				read = jobsRead{err: &EvidenceError{Op: op, Rule: RuleStatusReadFailed, Err: err}}
 			}
 			break
 		}
 		if list == nil || list.TotalCount == nil {
-			return nil, "", &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the job list has no total_count")}
+			read = jobsRead{err: &EvidenceError{Op: op, Rule: RuleMalformedResponse, Err: fmt.Errorf("the job list has no total_count")}}
+			break
 		}
 		read.jobs = append(read.jobs, list.Jobs...)
 		if len(list.Jobs) == 0 || len(read.jobs) >= list.GetTotalCount() {
@@ -365,6 +452,9 @@ func (e *Evidencer) attemptJobs(ctx context.Context, repository, runID, attempt 
 	e.mu.Lock()
 	e.jobs[key] = read
 	e.mu.Unlock()
+	if read.err != nil {
+		return nil, "", read.err
+	}
 	return read.jobs, read.note, nil
 }
 

@@ -353,3 +353,52 @@ func TestEvidenceCachedRunReadPredatesARerunsEntry(t *testing.T) {
 		assert.Equal(t, "run evidence is of attempt 1, before the entry's attempt 2: status unknown", v.Reason)
 	})
 }
+
+// TestEvidenceMemoizesFailuresButNotCancellations: a 403 on actions read
+// is memoized for its repository (every other run there gets the same
+// answer without a request), a repository probe's 404 for its repository,
+// and a malformed run answer for its run; a read that was cancelled is not
+// memoized, so a later read with a live context asks GitHub again.
+func TestEvidenceMemoizesFailuresButNotCancellations(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ew := newEvidence(t)
+		ew.w.AddConsumer("locked", true)
+		ew.tr.rules["/repos/acme/locked/actions/runs/11"] = cannedReply{403, `{"message":"Resource not accessible by integration"}`}
+		ew.tr.rules["/repos/acme/game/actions/runs/12"] = cannedReply{200, `{"id":12}`}
+		ctx := context.Background()
+		for range 3 {
+			for _, runID := range []string{"11", "13", "14"} {
+				_, _, err := ew.ev.Run(ctx, owner+"/locked", runID)
+				var ee *reap.EvidenceError
+				require.ErrorAs(t, err, &ee)
+				assert.Equal(t, reap.RuleActionsReadForbidden, ee.Rule)
+			}
+			_, _, err := ew.ev.Run(ctx, owner+"/game", "12")
+			var ee *reap.EvidenceError
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, reap.RuleMalformedResponse, ee.Rule)
+			for _, runID := range []string{"21", "22"} {
+				_, _, err = ew.ev.Run(ctx, owner+"/hidden", runID)
+				require.ErrorAs(t, err, &ee)
+				assert.Equal(t, reap.RuleRepositoryUnverifiable, ee.Rule)
+			}
+		}
+		m := ew.w.Em.Metrics()
+		assert.Equal(t, 1, ew.tr.counts["/repos/acme/locked/actions/runs/11"], "one 403 for the whole repository")
+		assert.Zero(t, m.Paths["GET /repos/acme/locked/actions/runs/13"].Requests)
+		assert.Equal(t, 1, ew.tr.counts["/repos/acme/game/actions/runs/12"], "one malformed answer per run")
+		assert.Equal(t, int64(1), m.Paths["GET /repos/acme/hidden/actions/runs/21"].Requests)
+		assert.Zero(t, m.Paths["GET /repos/acme/hidden/actions/runs/22"].Requests, "the repository's 404 is memoized")
+		assert.Equal(t, int64(1), m.Paths["GET /repos/acme/hidden"].Requests)
+
+		live := run(ew.w, game, "in_progress", "")
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, _, err := ew.ev.Run(cctx, owner+"/"+game, fmt.Sprint(live))
+		require.Error(t, err)
+		ev, _, err := ew.ev.Run(ctx, owner+"/"+game, fmt.Sprint(live))
+		require.NoError(t, err)
+		assert.True(t, ev.Known, "a cancelled read was not memoized")
+	})
+}

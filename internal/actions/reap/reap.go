@@ -29,6 +29,23 @@
 // entry that changed in any run-identity field (for example a rerun's fresh
 // holder) is left alone.
 //
+// Bounded work: before any per-entry work, a document with more
+// than MaxStateEntries entries (holders, queue entries and reservations) or
+// a canonical encoding over MaxStateBytes is refused with
+// REAP_STATE_TOO_LARGE (docs/runbook.md "Oversized lock state"). Every run
+// has a request budget (input request-budget or BUILD_LOCK_REQUEST_BUDGET,
+// default DefaultRequestBudget) counted at the transport: every request
+// that leaves the process, 304 revalidations, installation lookups and
+// token mints included. The status scan may use the budget minus a reserve
+// kept for checkpoint writes (WriteReserve), and it also stops once GitHub
+// reports that less than RateFloorPercent of an installation's hourly limit
+// is left. A spent budget is not a failure: what was proven is
+// checkpointed, the rest is kept unchanged, and the run warns with
+// REAP_REQUEST_BUDGET_SPENT and exits 0, so the next scheduled run
+// continues. Evidence reads are memoized per owner, repository, run and
+// attempt (Evidencer), so only a document with hundreds of distinct runs
+// reaches the budget.
+//
 // Failing closed: unknown evidence never proves anything (except an
 // expired holder lease with an unavailable run status, which quarantines
 // but never frees at schema >= 4). When the scan deadline expires, nothing
@@ -61,6 +78,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
@@ -80,6 +98,54 @@ const (
 	OperationReap = "reap"
 )
 
+// Request budget of one reap run (docs/runbook.md "Request budget").
+const (
+	// DefaultRequestBudget is 6% of the 5,000 requests an hour a GitHub
+	// App installation gets at minimum: a run with a normal queue needs a
+	// few dozen requests (memoized evidence, one checkpoint per stale
+	// holder); only a huge or hostile document reaches it.
+	DefaultRequestBudget = 300
+	// MinRequestBudget leaves room for the fixed cost of a run (two
+	// installation lookups and token mints, the state and config reads, a
+	// checkpoint) and a few evidence reads.
+	MinRequestBudget = 25
+	// MaxRequestBudget is a fifth of the minimum hourly limit: an operator
+	// may raise the budget for a one-off cleanup, never further.
+	MaxRequestBudget = 1000
+	// MinWriteReserve is the least of the budget kept back from the status
+	// scan for checkpoint writes; see WriteReserve.
+	MinWriteReserve = 10
+	// RateFloorPercent stops the status scan once a response reports that
+	// less than this share of its installation's hourly limit is left:
+	// the last fifth of the hour belongs to the organization's jobs.
+	RateFloorPercent = 20
+)
+
+// RequestBudget is the reaper's request-budget setting.
+var RequestBudget = requestbudget.Knob{Default: DefaultRequestBudget, Min: MinRequestBudget, Max: MaxRequestBudget}
+
+// WriteReserve is the part of a budget the status scan leaves for
+// checkpoint writes: a tenth, at least MinWriteReserve (a checkpoint costs
+// one request, plus a read and a write per lost compare-and-swap round).
+func WriteReserve(budget int) int { return max(MinWriteReserve, budget/10) }
+
+// Bounds of a document the reaper works on (docs/state-schema.md "Size
+// bounds"), checked before any per-entry work.
+const (
+	// MaxStateEntries bounds holders + queue entries + reservations. Real
+	// locks hold a few dozen (one per licensed seat and per waiting job);
+	// a full scan of 1,000 entries from distinct runs costs at most about
+	// 3,000 requests (run, repository probe and job list each), under one
+	// installation's minimum hourly limit, spread by the budget over
+	// several runs.
+	MaxStateEntries = 1000
+	// MaxStateBytes bounds the canonical encoding of the document (what a
+	// checkpoint writes): 1 MiB, the largest file the Contents API still
+	// returns inline, and far above 1,000 real entries (about 400 bytes
+	// each).
+	MaxStateBytes = 1 << 20
+)
+
 // Stable failure codes (spec §1.15).
 const (
 	// CodeDeadlineElapsed: the scan deadline expired; unverified entries
@@ -91,6 +157,14 @@ const (
 	CodeEvidenceUnavailable = "REAP_EVIDENCE_UNAVAILABLE"
 	// CodeCheckpointFailed: a proven transition could not be written.
 	CodeCheckpointFailed = "REAP_CHECKPOINT_FAILED"
+	// CodeRequestBudgetSpent: the run's request budget (or the rate-limit
+	// floor) stopped the status scan; proven changes were checkpointed,
+	// the rest was kept, and the next run continues. A warning, not a
+	// failure: the run exits 0 unless something else failed.
+	CodeRequestBudgetSpent = "REAP_REQUEST_BUDGET_SPENT"
+	// CodeStateTooLarge: the document is over MaxStateEntries or
+	// MaxStateBytes and was refused before any per-entry work.
+	CodeStateTooLarge = "REAP_STATE_TOO_LARGE"
 	// RuleReaderCredentials: the reader App credentials are missing or
 	// invalid; there is deliberately no fallback to the writer App.
 	RuleReaderCredentials = "reader-credentials"
@@ -170,6 +244,11 @@ func run(ctx context.Context, a *actionio.IO, d Deps) error {
 			"operation must be %s, %s or %s", OperationReap, recovery.OperationRecover, recovery.OperationRecoverIncident)}
 	}
 	start := d.Clock.Now()
+	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
+	if err != nil {
+		return err
+	}
+	d.Transport = budget.Transport(d.Transport)
 	lk, err := recovery.OpenLock(ctx, a, d)
 	if err != nil {
 		return err
@@ -184,18 +263,29 @@ func run(ctx context.Context, a *actionio.IO, d Deps) error {
 		}
 		return err
 	}
-	scanCtx, cancelScan := context.WithTimeout(ctx, ScanBudget)
+	// Every request of the run is under runCtx (the whole budget); the
+	// status scan is under scanCtx, which stops at the budget minus the
+	// write reserve, or when stopScan is called (the rate-limit floor).
+	runCtx, cancelRun := budget.Within(ctx, budget.Limit())
+	defer cancelRun()
+	scanCtx, cancelScan := context.WithTimeout(runCtx, ScanBudget)
 	defer cancelScan()
-	writeCtx, cancelWrite := context.WithTimeout(ctx, TotalBudget)
+	scanCtx, stopScan := context.WithCancelCause(scanCtx)
+	defer stopScan(nil)
+	scanCtx, cancelPhase := budget.Within(scanCtx, budget.Limit()-WriteReserve(budget.Limit()))
+	defer cancelPhase()
+	writeCtx, cancelWrite := context.WithTimeout(runCtx, TotalBudget)
 	defer cancelWrite()
 
 	knobs, _ := ghclient.KnobsFromEnv(a.Getenv) // warnings were reported by the writer client
 	readers := &readerClients{a: a, d: d, t: lk.Target, creds: creds, knobs: knobs, byOwner: map[string]*ghclient.Client{}}
 	r := &reaper{
 		a: a, d: d, lk: lk, start: start,
-		ev:    NewEvidencer(readers.get, d.Clock, a.Warning),
-		cfg:   lockstate.DefaultConfig(),
-		grace: DefaultLeaseGrace,
+		ev:       NewEvidencer(readers.get, d.Clock, a.Warning),
+		cfg:      lockstate.DefaultConfig(),
+		grace:    DefaultLeaseGrace,
+		budget:   budget,
+		stopScan: stopScan,
 	}
 	return r.run(ctx, scanCtx, writeCtx)
 }
@@ -260,7 +350,21 @@ type reaper struct {
 	deadline      bool // the scan deadline expired
 	evidenceErrs  []error
 	checkpointErr []error
+
+	budget   *requestbudget.Budget
+	stopScan context.CancelCauseFunc // stops the status scan with a cause
+	// budgetStop: the request budget or the rate-limit floor stopped the
+	// scan; budgetKept counts the entries it left unverified.
+	budgetStop bool
+	floorStop  bool
+	budgetKept int
+	// refusal is the REAP_STATE_TOO_LARGE refusal, if any.
+	refusal *Error
 }
+
+// errRateFloor is the cause that stops the status scan at the rate-limit
+// floor.
+var errRateFloor = errors.New("rate-limit floor reached")
 
 // row is one line of the decision report.
 type row struct {
@@ -299,13 +403,20 @@ func (r *reaper) observeRow(ctx, scanCtx context.Context, rw *row, read func(con
 func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
 	snap, err := r.lk.Store.Load(scanCtx)
 	if err != nil {
-		if ctx.Err() == nil && scanCtx.Err() != nil {
+		switch {
+		case ctx.Err() == nil && r.scanStopped(scanCtx):
+			r.budgetStop = true
+			return r.finish()
+		case ctx.Err() == nil && scanCtx.Err() != nil:
 			r.deadline = true
 			return r.finish()
 		}
 		return err
 	}
 	r.latest = snap
+	if r.refusal = CheckStateBounds(snap.State, r.lock()); r.refusal != nil {
+		return r.finish()
+	}
 
 	r.scanHolders(ctx, scanCtx, writeCtx)
 	if ctx.Err() != nil {
@@ -322,14 +433,60 @@ func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
 	return r.finish()
 }
 
+// CheckStateBounds refuses a document over MaxStateEntries entries or
+// MaxStateBytes of canonical encoding (REAP_STATE_TOO_LARGE), before any
+// per-entry work: such a document is a runaway or hostile writer, and
+// verifying it entry by entry would spend the installation's hourly
+// budget. It returns nil for a document within both bounds.
+func CheckStateBounds(st *lockstate.State, lock string) *Error {
+	if st == nil {
+		return nil
+	}
+	n := len(st.Holders) + len(st.Queue) + len(st.Reservations)
+	what := ""
+	if n > MaxStateEntries {
+		what = fmt.Sprintf("holds %d entries (%d holders, %d queued, %d reservations), over the reaper's bound of %d",
+			n, len(st.Holders), len(st.Queue), len(st.Reservations), MaxStateEntries)
+	} else if data, err := lockstate.Encode(st); err == nil && len(data) > MaxStateBytes {
+		what = fmt.Sprintf("encodes to %d bytes, over the reaper's bound of %d", len(data), MaxStateBytes)
+	}
+	if what == "" {
+		return nil
+	}
+	return &Error{Code: CodeStateTooLarge, Message: fmt.Sprintf(
+		"refused to reap: the state document of %s %s, so nothing was read per entry and nothing was written. "+
+			"No real lock comes close: find the writer in the state branch's history, then repair the document by a reviewed commit "+
+			"(docs/runbook.md \"Oversized lock state\")", lock, what)}
+}
+
+// scanStopped reports whether the status scan was stopped by the request
+// budget or the rate-limit floor (not by its deadline or the runner).
+func (r *reaper) scanStopped(scanCtx context.Context) bool {
+	return requestbudget.Spent(scanCtx) || errors.Is(context.Cause(scanCtx), errRateFloor)
+}
+
+// checkFloor stops the status scan when GitHub reported that less than
+// RateFloorPercent of an installation's hourly limit is left.
+func (r *reaper) checkFloor(scanCtx context.Context) {
+	if scanCtx.Err() == nil && r.budget.BelowFloor(RateFloorPercent) {
+		r.floorStop = true
+		r.stopScan(errRateFloor)
+	}
+}
+
 // observe runs one status read and classifies its failure: the scan
 // deadline (stop scanning), a cancelled run (stop everything) or an
 // evidence error (keep this entry, continue).
 func (r *reaper) observe(ctx, scanCtx context.Context, read func(context.Context) (Observation, error)) (Observation, string, bool) {
-	if scanCtx.Err() != nil {
+	r.checkFloor(scanCtx)
+	stopped := r.scanStopped(scanCtx)
+	if scanCtx.Err() != nil && !stopped {
 		r.deadline = ctx.Err() == nil
 		return Observation{}, "scan deadline elapsed before this entry was read", false
 	}
+	// After the budget stopped the scan, reads still run: a memoized
+	// answer costs nothing and can still prove an entry; any other read
+	// fails at once without a request.
 	o, err := read(scanCtx)
 	if err == nil {
 		return o, "", true
@@ -337,12 +494,25 @@ func (r *reaper) observe(ctx, scanCtx context.Context, read func(context.Context
 	switch {
 	case ctx.Err() != nil:
 		return o, "cancelled", false
+	case r.scanStopped(scanCtx):
+		r.budgetStop = true
+		r.budgetKept++
+		return o, "not verified: " + r.stopReason(scanCtx), false
 	case scanCtx.Err() != nil:
 		r.deadline = true
 		return o, "scan deadline elapsed during the status read", false
 	}
 	r.evidenceErrs = append(r.evidenceErrs, err)
 	return o, "status unavailable: " + err.Error(), false
+}
+
+// stopReason says why the status scan stopped before the deadline.
+func (r *reaper) stopReason(scanCtx context.Context) string {
+	if errors.Is(context.Cause(scanCtx), errRateFloor) {
+		return fmt.Sprintf("an installation's rate limit fell below %d%% of its hourly limit (%s)", RateFloorPercent, CodeRequestBudgetSpent)
+	}
+	return fmt.Sprintf("the run's request budget was spent (%d of %d requests, %d kept for checkpoint writes; %s)",
+		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), CodeRequestBudgetSpent)
 }
 
 func (r *reaper) scanHolders(ctx, scanCtx, writeCtx context.Context) {
@@ -410,12 +580,18 @@ func (r *reaper) scanQuarantines(ctx, scanCtx, writeCtx context.Context) {
 				r.a.Warning(w)
 			}
 			if err != nil {
-				if ctx.Err() == nil && scanCtx.Err() != nil {
+				why := "lock config unavailable: " + err.Error()
+				switch {
+				case ctx.Err() == nil && r.scanStopped(scanCtx):
+					r.budgetStop = true
+					r.budgetKept++
+					why = "not verified: lock config not read: " + r.stopReason(scanCtx)
+				case ctx.Err() == nil && scanCtx.Err() != nil:
 					r.deadline = true
-				} else {
+				default:
 					r.evidenceErrs = append(r.evidenceErrs, err)
 				}
-				rw.unchecked, rw.verdict, rw.action = true, "lock config unavailable: "+err.Error(), "kept unchanged"
+				rw.unchecked, rw.verdict, rw.action = true, why, "kept unchanged"
 				r.rows = append(r.rows, rw)
 				continue
 			}
@@ -494,6 +670,14 @@ func (r *reaper) checkpoint(ctx context.Context, message string, req lockstate.R
 		}
 		return actions
 	}
+	if err != nil && !res.Ambiguous && requestbudget.Spent(ctx) {
+		// Refused before it was sent: nothing landed, and the next run
+		// proves the same transition again.
+		r.budgetStop = true
+		r.budgetKept += n
+		return fill(fmt.Sprintf("not written: the run's request budget (%d requests) was spent; the next run proves it again (%s)",
+			r.budget.Limit(), CodeRequestBudgetSpent))
+	}
 	if err != nil {
 		r.checkpointErr = append(r.checkpointErr, fmt.Errorf("%s: %w", message, err))
 		if res.Ambiguous {
@@ -540,9 +724,14 @@ func (r *reaper) checkpoint(ctx context.Context, message string, req lockstate.R
 // unavailable evidence.
 func (r *reaper) finish() error {
 	outErr := setOutputs(r.a, r.reaped, r.latest.SHA)
+	if r.budgetStop {
+		r.a.Warning(r.budgetWarning())
+	}
 	sumErr := r.summary()
 	var err error
 	switch {
+	case r.refusal != nil:
+		err = r.refusal
 	case r.deadline:
 		err = &Error{Code: CodeDeadlineElapsed, Message: fmt.Sprintf(
 			"scheduled reaper status scan of %s exceeded its %s deadline; unverified lock entries were retained fail-closed and proven changes were checkpointed", r.lock(), ScanBudget)}
@@ -558,6 +747,18 @@ func (r *reaper) finish() error {
 		return outErr
 	}
 	return sumErr
+}
+
+// budgetWarning is the REAP_REQUEST_BUDGET_SPENT warning: what stopped the
+// scan, how much was used, and how many entries remain for the next run.
+func (r *reaper) budgetWarning() string {
+	why := fmt.Sprintf("the run's request budget of %d requests was spent (%d used, %d kept for checkpoint writes)",
+		r.budget.Limit(), r.budget.Used(), WriteReserve(r.budget.Limit()))
+	if r.floorStop {
+		why = fmt.Sprintf("an installation reported less than %d%% of its hourly rate limit left", RateFloorPercent)
+	}
+	return fmt.Sprintf("%s: the status scan of %s stopped early: %s. Proven changes were checkpointed; %d entr%s unverified or unwritten and kept unchanged; the next scheduled run continues (docs/runbook.md \"Request budget\").",
+		CodeRequestBudgetSpent, r.lock(), why, r.budgetKept, plural(r.budgetKept, "y remains", "ies remain"))
 }
 
 func setOutputs(a *actionio.IO, reaped bool, sha string) error {

@@ -32,6 +32,14 @@ func (r *reaper) summary() error {
 	fmt.Fprintf(&b, "Started %s, finished %s; status-scan deadline %s, write deadline %s. Outputs: `reaped=%t`, `state-sha=%s`.\n\n",
 		lockstate.FormatTime(r.start), lockstate.FormatTime(now),
 		lockstate.FormatTime(r.start.Add(ScanBudget)), lockstate.FormatTime(r.start.Add(TotalBudget)), r.reaped, orDash(r.latest.SHA))
+	fmt.Fprintf(&b, "Request budget: %d of %d requests used (%d of the budget kept back from the status scan for checkpoint writes; %d refused). Every request counts: 304 revalidations, installation lookups and token mints included.\n\n",
+		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), r.budget.Refused())
+	if r.budgetStop {
+		fmt.Fprintf(&b, "**%s**\n\n", r.budgetWarning())
+	}
+	if r.refusal != nil {
+		fmt.Fprintf(&b, "**%s**\n\n", cell(r.refusal.Error()))
+	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&b, "%s\n\n", n)
 	}
@@ -81,6 +89,8 @@ func (r *reaper) headline() string {
 	}
 	var parts []string
 	switch {
+	case r.refusal != nil:
+		parts = append(parts, fmt.Sprintf("Refused to reap %s: the state document is over the reaper's size bounds (%s).", r.lock(), CodeStateTooLarge))
 	case applied > 0:
 		parts = append(parts, fmt.Sprintf("Reaped %d stale entr%s of %s in %d checkpoint commit(s).", applied, plural(applied, "y", "ies"), r.lock(), r.commits))
 	case r.commits > 0:
@@ -91,6 +101,12 @@ func (r *reaper) headline() string {
 	if r.deadline {
 		parts = append(parts, fmt.Sprintf("The %s status-scan deadline elapsed: %d entr%s were not verified and were kept unchanged (%s).",
 			ScanBudget, unchecked, plural(unchecked, "y", "ies"), CodeDeadlineElapsed))
+	} else if r.budgetStop {
+		parts = append(parts, fmt.Sprintf("The status scan stopped early (%s): %d entr%s unverified or unwritten and kept unchanged; the next run continues.",
+			CodeRequestBudgetSpent, r.budgetKept, plural(r.budgetKept, "y remains", "ies remain")))
+		if n := len(r.evidenceErrs); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d more entr%s could not be verified (%s).", n, plural(n, "y", "ies"), CodeEvidenceUnavailable))
+		}
 	} else if unchecked > 0 {
 		parts = append(parts, fmt.Sprintf("%d entr%s could not be verified and were kept unchanged (%s).", unchecked, plural(unchecked, "y", "ies"), CodeEvidenceUnavailable))
 	}

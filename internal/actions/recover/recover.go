@@ -22,6 +22,14 @@
 // reconciled from the next read: when the quarantine or incident is gone,
 // the earlier write (or a concurrent identical recovery) did it, and the
 // operation succeeds without writing again.
+//
+// Every run has a request budget (input request-budget or
+// BUILD_LOCK_REQUEST_BUDGET, default DefaultRequestBudget), counted at the
+// transport like the reaper's (internal/requestbudget): a recovery needs
+// about ten requests, a few more per lost compare-and-swap round. A
+// recovery cannot stop part-way, so a spent budget fails the run with
+// RECOVER_REQUEST_BUDGET_SPENT; the refused request was not sent, so a
+// refused write never landed, and re-running is safe.
 package recover
 
 import (
@@ -40,6 +48,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
@@ -75,6 +84,22 @@ const (
 	RuleNoActiveIncident        = "no-active-incident"
 	RuleReservationIDLineBreaks = "reservation-id-pattern"
 )
+
+// Request budget of one recovery run (docs/runbook.md "Request budget").
+const (
+	// DefaultRequestBudget is 2% of an installation's minimum hourly
+	// limit of 5,000, ten times what a recovery needs.
+	DefaultRequestBudget = 100
+	// MinRequestBudget and MaxRequestBudget bound the setting.
+	MinRequestBudget = 25
+	MaxRequestBudget = 1000
+	// CodeRequestBudgetSpent is the failure code of a recovery that spent
+	// its budget (*requestbudget.ExhaustedError).
+	CodeRequestBudgetSpent = "RECOVER_REQUEST_BUDGET_SPENT"
+)
+
+// RequestBudget is recovery's request-budget setting.
+var RequestBudget = requestbudget.Knob{Default: DefaultRequestBudget, Min: MinRequestBudget, Max: MaxRequestBudget}
 
 var incidentIDRE = regexp.MustCompile(`^incident-[a-f0-9]{24}$`)
 
@@ -215,6 +240,18 @@ func RunWith(ctx context.Context, a *actionio.IO, d Deps) error {
 	if err != nil {
 		return err
 	}
+	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
+	if err != nil {
+		return err
+	}
+	d.Transport = budget.Transport(d.Transport)
+	ctx, cancel := budget.Within(ctx, budget.Limit())
+	defer cancel()
+	return budget.Explain(ctx, CodeRequestBudgetSpent, dispatch(ctx, a, d, op))
+}
+
+// dispatch validates the operation's proof, opens the lock and performs it.
+func dispatch(ctx context.Context, a *actionio.IO, d Deps, op string) error {
 	switch op {
 	case OperationRecover:
 		req, err := recoverInputs(a)

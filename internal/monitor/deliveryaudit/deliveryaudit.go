@@ -46,6 +46,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
 
 // Issue identity and defaults (spec §4.5, operations facts: delivery
@@ -414,6 +415,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	delay := fs.Duration("max-delivery-delay", DefaultMaxDeliveryDelay, "newest scheduled run must be younger than this")
 	duration := fs.Duration("max-run-duration", DefaultMaxRunDuration, "no scheduled run may stay active longer than this")
 	repo := fs.String("repo", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
+	budget := fs.Int(monitor.FlagRequestBudget, 0, fmt.Sprintf("request budget of this run, %d-%d (default $%s, else %d)",
+		monitor.MinRequestBudget, monitor.MaxRequestBudget, requestbudget.EnvRequestBudget, monitor.DefaultRequestBudget))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -436,6 +439,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
 	defer cancel()
+	ctx, deps, b, release, err := monitor.Budget(ctx, *budget, getenv, deps, actionio.New(getenv, stdout).Warning)
+	if err != nil {
+		return err
+	}
+	defer release()
 	clk := deps.ClockOrReal()
 	gh, err := monitor.NewClient(ctx, env, deps, actionio.New(getenv, stdout).Warning)
 	if err != nil {
@@ -448,7 +456,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep, err := a.Run(ctx)
 	if err != nil {
-		return err
+		return b.Explain(ctx, monitor.CodeRequestBudgetSpent, err)
 	}
 	line := fmt.Sprintf("reaper-delivery-audit: workflow=%s classification=%s", *workflow, rep.Classification)
 	if rep.Subject != nil {

@@ -267,7 +267,8 @@ func TestInvalidEvidenceAndUnavailableAPIFailRed(t *testing.T) {
 	t.Run("usage", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		for _, args := range [][]string{{"--workflow=../x.yml"}, {"--max-delivery-delay=0s"}, {"--max-run-duration=abc"}, {"extra"}} {
+		for _, args := range [][]string{{"--workflow=../x.yml"}, {"--max-delivery-delay=0s"}, {"--max-run-duration=abc"}, {"extra"},
+			{"--request-budget=9"}, {"--request-budget=251"}, {"--request-budget=many"}} {
 			_, _, err := f.run(t, args...)
 			assert.Equal(t, 2, monitor.ExitCode(err), "%v: %v", args, err)
 		}

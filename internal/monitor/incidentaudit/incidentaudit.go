@@ -48,6 +48,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
 
 // Alert identity (spec §4.5).
@@ -382,6 +383,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	lock := fs.String("lock", "", "lock name (default $BUILD_LOCK_NAME; one of them is required)")
 	ref := fs.String("state-ref", DefaultStateRef, "branch or ref that holds locks/<lock>.json")
 	repo := fs.String("repo", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
+	budget := fs.Int(monitor.FlagRequestBudget, 0, fmt.Sprintf("request budget of this run, %d-%d (default $%s, else %d)",
+		monitor.MinRequestBudget, monitor.MaxRequestBudget, requestbudget.EnvRequestBudget, monitor.DefaultRequestBudget))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -409,6 +412,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
 	defer cancel()
+	ctx, deps, b, release, err := monitor.Budget(ctx, *budget, getenv, deps, actionio.New(getenv, stdout).Warning)
+	if err != nil {
+		return err
+	}
+	defer release()
 	gh, err := monitor.NewClient(ctx, env, deps, actionio.New(getenv, stdout).Warning)
 	if err != nil {
 		return err
@@ -420,7 +428,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	rep, err := a.Run(ctx)
 	if err != nil {
-		return err
+		return b.Explain(ctx, monitor.CodeRequestBudgetSpent, err)
 	}
 	line := fmt.Sprintf("lock-recovery-audit: lock=%s ref=%s schema=%d classification=%s", *lock, *ref, rep.SchemaVersion, rep.Classification)
 	if rep.Incident != nil {

@@ -342,6 +342,8 @@ func TestUsageErrors(t *testing.T) {
 		{"no token", []string{"--lock=" + lock}, map[string]string{"GITHUB_TOKEN": ""}},
 		{"http api", []string{"--lock=" + lock}, map[string]string{"GITHUB_API_URL": "http://api.emulator.test"}},
 		{"unknown flag", []string{"--frobnicate"}, nil},
+		{"budget below its bound", []string{"--lock=" + lock, "--request-budget=9"}, nil},
+		{"budget above its bound", []string{"--lock=" + lock, "--request-budget=251"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
