@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -48,6 +49,9 @@ type Budget struct {
 	mu      sync.Mutex
 	used    int
 	refused int
+	// writes counts the sent requests that can change a resource (every
+	// method but GET, HEAD and OPTIONS), installation token mints excepted.
+	writes int
 	// lowest share of the hourly limit reported left, as remaining/limit of
 	// the response that reported it (lowLimit 0: none seen).
 	lowRemaining, lowLimit int
@@ -69,6 +73,18 @@ func (b *Budget) Used() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
+}
+
+// WritesSent is how many requests that can change a resource (methods other
+// than GET, HEAD and OPTIONS, token mints excepted) were sent so far. A
+// caller whose write failed after the budget was spent compares it with the
+// count before the write: unchanged means the write never left, even when
+// the failure looks like an abandoned request (a refused token mint inside
+// the write cancels the context, and go-github then reports ctx.Err()).
+func (b *Budget) WritesSent() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.writes
 }
 
 // Refused is how many requests were refused (not sent) so far.
@@ -151,11 +167,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return refusal(req, cause), nil
 	}
+	if isWrite(req) {
+		t.b.mu.Lock()
+		t.b.writes++
+		t.b.mu.Unlock()
+	}
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		t.b.observe(resp.Header)
 	}
 	return resp, err
+}
+
+// isWrite reports a request that can change a resource: not a safe method,
+// and not an installation token mint (POST .../access_tokens), which
+// changes nothing a caller reconciles.
+func isWrite(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return !strings.HasSuffix(req.URL.Path, "/access_tokens")
 }
 
 // admit counts one request when the count is below ceiling.

@@ -266,10 +266,6 @@ func TestConcurrentSendersShareOneLimit(t *testing.T) {
 	assert.True(t, requestbudget.Spent(ctx))
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 func TestNewRefusesNonPositive(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, -1} {
@@ -335,3 +331,34 @@ func TestKnobNew(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 12, b.Limit())
 }
+
+// TestWritesSentCountsOnlySentWrites: a caller tells "my write never left"
+// from a real lost write by the count of writes sent.
+func TestWritesSentCountsOnlySentWrites(t *testing.T) {
+	t.Parallel()
+	b, err := requestbudget.New(3)
+	require.NoError(t, err)
+	sent := 0
+	tr := b.Transport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent++
+		return &http.Response{StatusCode: http.StatusConflict, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	}))
+	do := func(method, path string) {
+		req, err := http.NewRequest(method, "https://api.github.com"+path, nil)
+		require.NoError(t, err)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+	}
+	do(http.MethodGet, "/repos/acme/build-lock/contents/locks/seats.json")
+	do(http.MethodPost, "/app/installations/1/access_tokens")
+	do(http.MethodPut, "/repos/acme/build-lock/contents/locks/seats.json")
+	assert.Equal(t, 1, b.WritesSent(), "a read and a token mint are not writes")
+	do(http.MethodPut, "/repos/acme/build-lock/contents/locks/seats.json")
+	assert.Equal(t, 3, sent, "the fourth request was refused, not sent")
+	assert.Equal(t, 1, b.WritesSent(), "a refused write was not sent")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -401,7 +401,10 @@ func (r *reaper) observeRow(ctx, scanCtx context.Context, rw *row, read func(con
 }
 
 func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
-	snap, err := r.lk.Store.Load(scanCtx)
+	// The state is read at the branch head (refs API, then the file at that
+	// commit): a lagging replica could otherwise hide the newest holders and
+	// let the run conclude "No stale state found" from an old version.
+	snap, _, err := r.lk.Store.LoadFresh(scanCtx)
 	if err != nil {
 		switch {
 		case ctx.Err() == nil && r.scanStopped(scanCtx):
@@ -644,6 +647,7 @@ func (r *reaper) scanQueue(ctx, scanCtx, writeCtx context.Context) {
 func (r *reaper) checkpoint(ctx context.Context, message string, req lockstate.ReapRequest) []string {
 	var dec lockstate.ReapDecision
 	cfg := r.cfg
+	writesBefore := r.budget.WritesSent()
 	res, err := r.lk.Store.Update(ctx, message, func(st *lockstate.State) error {
 		out, d, err := lockstate.Reap(st, cfg, req, r.d.Clock.Now())
 		if err != nil {
@@ -670,7 +674,12 @@ func (r *reaper) checkpoint(ctx context.Context, message string, req lockstate.R
 		}
 		return actions
 	}
-	if err != nil && !res.Ambiguous && requestbudget.Spent(ctx) {
+	// Every write this Update sent was answered with a conflict: the one
+	// that failed was never sent (its refused token mint or the PUT itself
+	// hit the budget), so nothing of it can have landed, whatever the
+	// abandoned request looks like to the client.
+	answered := r.budget.WritesSent()-writesBefore == res.Conflicts
+	if err != nil && (!res.Ambiguous || answered) && requestbudget.Spent(ctx) {
 		// Refused before it was sent: nothing landed, and the next run
 		// proves the same transition again.
 		r.budgetStop = true

@@ -326,7 +326,9 @@ func loadConfig(ctx context.Context, a *actionio.IO, lk *Lock) (lockstate.Config
 
 func recoverQuarantine(ctx context.Context, a *actionio.IO, d Deps, lk *Lock, id string) error {
 	lock := lk.Target.Lock
-	snap, err := lk.Store.Load(ctx)
+	// The first read is at the branch head (store.LoadFresh): a lagging
+	// replica must not turn an active quarantine into "not found".
+	snap, _, err := lk.Store.LoadFresh(ctx)
 	if err != nil {
 		return err
 	}
@@ -378,7 +380,8 @@ func recoverQuarantine(ctx context.Context, a *actionio.IO, d Deps, lk *Lock, id
 
 func recoverIncident(ctx context.Context, a *actionio.IO, d Deps, lk *Lock, input string) error {
 	lock := lk.Target.Lock
-	snap, err := lk.Store.Load(ctx)
+	// At the branch head, so "no active incident" is not a stale answer.
+	snap, _, err := lk.Store.LoadFresh(ctx)
 	if err != nil {
 		return err
 	}
