@@ -118,3 +118,14 @@ test("a root with nothing to check fails closed", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// internal/actioncontract's Go contract (MisplacedExpressions) and GitHub's
+// parser agree on its testdata: GitHub refuses the action at every line the Go
+// test expects (an alias is reported by GitHub at its anchor, line 18, and by
+// the Go contract where it is used, line 21), and nowhere else.
+test("GitHub's parser refuses internal/actioncontract's misplaced-expression testdata at the same places", () => {
+  const file = path.join(root, "internal", "actioncontract", "testdata", "expressions", "misplaced.action.yml");
+  const errors = checkAction("misplaced.action.yml", fs.readFileSync(file, "utf8"));
+  const lines = [...new Set(errors.map((e) => Number(/\(Line: (\d+),/.exec(e)?.[1])))].sort((a, b) => a - b);
+  assert.deepEqual(lines, [4, 5, 6, 9, 12, 18, 19, 26], errors.join("\n"));
+});
