@@ -108,14 +108,15 @@ soak:
 	@if [ -n "$(SIM_SEED)" ]; then \
 		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -v -run '^TestSimulation$$' ./internal/sim; \
 	else \
-		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep -v -e '^=== ' -e '--- PASS' ; \
+		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep --line-buffered -v -e '^=== ' -e '--- PASS' ; \
 	fi
 
-## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its totals. GOGC=400:
-## the seeds allocate briskly and the machine has memory to spare (fewer GC cycles).
+## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its progress every 100
+## seeds (seeds done, violations so far) and its totals. GOGC=400: the seeds allocate briskly
+## and the machine has memory to spare (fewer GC cycles).
 sim-ci:
 	@set -o pipefail; GOGC=400 SIM_CI=1 $(GO) test -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
-		grep -v -e '^=== ' -e '--- PASS'
+		grep --line-buffered -v -e '^=== ' -e '--- PASS'
 
 ## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).
 sim-planted:
