@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/sim"
 )
@@ -24,12 +25,7 @@ func runSeed(t *testing.T, seed uint64, cfg sim.Config) sim.Report {
 	t.Helper()
 	var rep sim.Report
 	synctest.Test(t, func(t *testing.T) { rep = sim.Run(t, seed, cfg) })
-	if !rep.OK() {
-		for _, v := range rep.Violations {
-			t.Error(v)
-		}
-		t.Errorf("seed %d failed (%s)\nreplay: %s", seed, rep.Schedule, sim.ReplayCommand(seed))
-	}
+	assert.Empty(t, rep.Violations, "seed %d failed (%s)\nreplay: %s", seed, rep.Schedule, sim.ReplayCommand(seed))
 	return rep
 }
 
@@ -51,9 +47,7 @@ func TestSimulation(t *testing.T) {
 	}
 	if v := os.Getenv("SIM_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("SIM_SEED: %v", err)
-		}
+		require.NoError(t, err, "SIM_SEED")
 		seeds = []uint64{n}
 	}
 	if f := flagRun(); strings.Contains(f, "seed=") {
