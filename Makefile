@@ -8,13 +8,14 @@ STATICCHECK_VERSION ?= v0.8.2
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross
+.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser
 
 all: lint test
 
 ## test: go vet + the whole suite with the race detector, shuffled, uncached; then the
 ## simulation's 1,000-seed CI tier and the planted-bug proof (both without -race).
 test:
+	$(MAKE) --no-print-directory workflow-parser
 	$(GO) vet $(PKGS)
 	$(MAKE) --no-print-directory cross
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
@@ -56,6 +57,24 @@ cross:
 clean:
 	rm -rf $(BIN)
 
+# ---- GitHub's parser (tools/workflow-parser) ---------------------------------
+WORKFLOW_PARSER := tools/workflow-parser
+
+## workflow-parser: load every .github/actions/*/action.yml, .github/workflows/*.yml,
+## docs/examples/*.yml and the README's consumer workflow with GitHub's own parser
+## (@actions/workflow-parser, pinned), then the check's own tests (run by make test).
+## Needs Node 20+ and npm; npm ci installs the committed package-lock.json.
+workflow-parser: $(WORKFLOW_PARSER)/node_modules/.package-lock.json
+	node $(WORKFLOW_PARSER)/check.mjs
+	cd $(WORKFLOW_PARSER) && node --test check.test.mjs
+
+# npm ci again whenever the manifest or the lock file changes (npm writes
+# node_modules/.package-lock.json on every install).
+$(WORKFLOW_PARSER)/node_modules/.package-lock.json: $(WORKFLOW_PARSER)/package.json $(WORKFLOW_PARSER)/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "workflow-parser: needs Node.js 20+ and npm on PATH"; exit 1; }
+	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("workflow-parser: needs Node.js 20+, found " + process.version); process.exit(1) }'
+	cd $(WORKFLOW_PARSER) && npm ci --no-audit --no-fund
+
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
 DIST_CMDS ?= acquire release require-current-pr-head reap recover
@@ -89,14 +108,15 @@ soak:
 	@if [ -n "$(SIM_SEED)" ]; then \
 		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -v -run '^TestSimulation$$' ./internal/sim; \
 	else \
-		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep -v -e '^=== ' -e '--- PASS' ; \
+		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep --line-buffered -v -e '^=== ' -e '--- PASS' ; \
 	fi
 
-## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its totals. GOGC=400:
-## the seeds allocate briskly and the machine has memory to spare (fewer GC cycles).
+## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its progress every 100
+## seeds (seeds done, violations so far) and its totals. GOGC=400: the seeds allocate briskly
+## and the machine has memory to spare (fewer GC cycles).
 sim-ci:
 	@set -o pipefail; GOGC=400 SIM_CI=1 $(GO) test -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
-		grep -v -e '^=== ' -e '--- PASS'
+		grep --line-buffered -v -e '^=== ' -e '--- PASS'
 
 ## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).
 sim-planted:

@@ -6,6 +6,7 @@ require (
 	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
 	github.com/golang-jwt/jwt/v4 v4.5.1
 	github.com/google/go-github/v66 v66.0.0
+	github.com/google/uuid v1.6.0
 	github.com/rhysd/actionlint v1.7.12
 	github.com/sethvargo/go-githubactions v1.3.2
 	github.com/stretchr/testify v1.12.1

@@ -81,6 +81,6 @@ func TestEmulatorCommandPrintsConnectionLine(t *testing.T) {
 	case code := <-done:
 		assert.Equal(t, 0, code)
 	case <-time.After(10 * time.Second):
-		t.Fatal("emulator did not stop on cancellation")
+		require.Fail(t, "emulator did not stop on cancellation")
 	}
 }

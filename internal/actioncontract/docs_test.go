@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -81,20 +83,14 @@ func scalar(n *yaml.Node) string {
 func loadOrderedActions(t *testing.T) []orderedAction {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(repoRoot, ".github", "actions", "*", "action.yml"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no action.yml files: %v", err)
-	}
+	require.False(t, err != nil || len(paths) == 0, "no action.yml files: %v", err)
 	sort.Strings(paths)
 	var out []orderedAction
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var doc yaml.Node
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
+		require.NoError(t, yaml.Unmarshal(data, &doc), p)
 		root := doc.Content[0]
 		runs := field(root, "runs")
 		a := orderedAction{
@@ -253,9 +249,7 @@ func TestActionsReferenceIsCurrent(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(repoRoot, actionsDoc)
 	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	doc := string(raw)
 	actions := loadOrderedActions(t)
 	got, missing, stale := regenerateActionsDoc(doc, actions)
@@ -271,37 +265,24 @@ func TestActionsReferenceIsCurrent(t *testing.T) {
 		missing = nil
 	}
 	if update && got != doc {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		t.Logf("rewrote %s", actionsDoc)
 	}
-	for _, m := range missing {
-		t.Errorf("%s has no section for action %s; run %s=1 go test ./internal/actioncontract -run TestActionsReferenceIsCurrent and write its prose", actionsDoc, m, updateGoldenEnv)
-	}
-	for _, s := range stale {
-		t.Errorf("%s has a generated block for %s, which is not an action under .github/actions (or is duplicated); remove that section by hand", actionsDoc, s)
-	}
+	assert.Empty(t, missing, "%s has no section for these actions; run %s=1 go test ./internal/actioncontract -run TestActionsReferenceIsCurrent and write their prose", actionsDoc, updateGoldenEnv)
+	assert.Empty(t, stale, "%s has generated blocks for these, which are not actions under .github/actions (or are duplicated); remove those sections by hand", actionsDoc)
 	if !update && got != doc {
-		t.Errorf("%s is out of date with the action.yml files at line %d; run %s=1 go test ./internal/actioncontract -run TestActionsReferenceIsCurrent",
-			actionsDoc, firstDiffLine(doc, got), updateGoldenEnv)
+		assert.Fail(t, fmt.Sprintf("%s is out of date with the action.yml files at line %d; run %s=1 go test ./internal/actioncontract -run TestActionsReferenceIsCurrent",
+			actionsDoc, firstDiffLine(doc, got), updateGoldenEnv))
 	}
-	if strings.Contains(got, stubMarker) {
-		t.Errorf("%s still has a stub section (%s): write the action's purpose and exit codes", actionsDoc, stubMarker)
-	}
+	assert.NotContains(t, got, stubMarker, "%s still has a stub section (%s): write the action's purpose and exit codes", actionsDoc, stubMarker)
 	// Every action section has its hand-written purpose and exit codes.
 	for _, a := range actions {
 		sec := section(got, "## `"+a.Dir+"`")
-		if sec == "" {
-			t.Errorf("%s: no heading ## `%s`", actionsDoc, a.Dir)
+		if !assert.NotEmpty(t, sec, "%s: no heading ## `%s`", actionsDoc, a.Dir) {
 			continue
 		}
-		if !strings.Contains(sec, "### Exit codes") {
-			t.Errorf("%s: section %s has no ### Exit codes", actionsDoc, a.Dir)
-		}
-		if !strings.Contains(sec, fmt.Sprintf(genEnd, a.Dir)) {
-			t.Errorf("%s: the generated block of %s is not inside its section", actionsDoc, a.Dir)
-		}
+		assert.Contains(t, sec, "### Exit codes", "%s: section %s has no ### Exit codes", actionsDoc, a.Dir)
+		assert.Contains(t, sec, fmt.Sprintf(genEnd, a.Dir), "%s: the generated block of %s is not inside its section", actionsDoc, a.Dir)
 	}
 }
 
@@ -335,13 +316,15 @@ func TestRegenerateActionsDocFindsMissingAndStaleBlocks(t *testing.T) {
 		Outputs: []docOutput{{Name: "out", Description: "An output <id>."}}}
 	doc := "# T\n\n" + fmt.Sprintf(genBegin, "gone", "gone") + "\nold\n" + fmt.Sprintf(genEnd, "gone") + "\n"
 	got, missing, stale := regenerateActionsDoc(doc, []orderedAction{a})
-	if got != doc || len(missing) != 1 || missing[0] != "x-action" || len(stale) != 1 || stale[0] != "gone" {
-		t.Fatalf("got %q missing %v stale %v", got, missing, stale)
-	}
+	require.Equal(t, doc, got)
+	require.Equal(t, []string{"x-action"}, missing)
+	require.Equal(t, []string{"gone"}, stale)
 	doc = "# T\n\n" + fmt.Sprintf(genBegin, "x-action", "x-action") + "\nold\n" + fmt.Sprintf(genEnd, "x-action") + "\ntail\n"
 	got, missing, stale = regenerateActionsDoc(doc, []orderedAction{a})
-	if len(missing)+len(stale) != 0 || !strings.HasSuffix(got, "\ntail\n") || !strings.Contains(got, "| `in` | no | — | `INPUT_IN` | An input. |") ||
-		!strings.Contains(got, `Does x \| y.`) || !strings.Contains(got, "| `out` | An output &lt;id&gt;. |") {
-		t.Fatalf("regenerated:\n%s", got)
-	}
+	require.Empty(t, missing)
+	require.Empty(t, stale)
+	assert.True(t, strings.HasSuffix(got, "\ntail\n"), got)
+	assert.Contains(t, got, "| `in` | no | — | `INPUT_IN` | An input. |")
+	assert.Contains(t, got, `Does x \| y.`)
+	assert.Contains(t, got, "| `out` | An output &lt;id&gt;. |")
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rhysd/actionlint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
@@ -68,16 +70,10 @@ type exampleStep struct {
 func readExample(t *testing.T) (string, exampleWorkflowDoc) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, exampleWorkflow))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var wf exampleWorkflowDoc
-	if err := yaml.Unmarshal(raw, &wf); err != nil {
-		t.Fatalf("%s: %v", exampleWorkflow, err)
-	}
-	if len(wf.Jobs) == 0 {
-		t.Fatalf("%s has no jobs", exampleWorkflow)
-	}
+	require.NoError(t, yaml.Unmarshal(raw, &wf), exampleWorkflow)
+	require.NotEmpty(t, wf.Jobs, "%s has no jobs", exampleWorkflow)
 	return string(raw), wf
 }
 
@@ -87,25 +83,21 @@ func TestConsumerWorkflowExampleLints(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	cfg := filepath.Join(t.TempDir(), "actionlint.yaml")
-	if err := os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600))
 	opts := &actionlint.LinterOptions{ConfigFile: cfg}
 	opts.Shellcheck = "shellcheck"
 	if _, err := lookPath("shellcheck"); err != nil {
 		opts.Shellcheck = ""
 	}
 	l, err := actionlint.NewLinter(io.Discard, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	errs, err := l.Lint(exampleWorkflow, []byte(raw), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	found := make([]string, 0, len(errs))
 	for _, e := range errs {
-		t.Errorf("%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind)
+		found = append(found, fmt.Sprintf("%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind))
 	}
+	assert.Empty(t, found, "actionlint")
 }
 
 // TestReadmeShowsTheConsumerWorkflowExample: README.md carries the example
@@ -114,25 +106,15 @@ func TestReadmeShowsTheConsumerWorkflowExample(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(readme), readmeBegin+"\n")
 	block, _, ok2 := strings.Cut(after, readmeEnd)
-	if !ok || !ok2 {
-		t.Fatalf("README.md has no %s ... %s section", readmeBegin, readmeEnd)
-	}
+	require.False(t, !ok || !ok2, "README.md has no %s ... %s section", readmeBegin, readmeEnd)
 	body, ok := strings.CutPrefix(block, "```yaml\n")
 	body, ok2 = strings.CutSuffix(body, "```\n")
-	if !ok || !ok2 {
-		t.Fatalf("README.md: the consumer workflow must be one ```yaml fence directly between the markers")
-	}
-	if body != raw {
-		t.Errorf("README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
-	}
-	if !strings.Contains(string(readme), "(docs/actions.md)") {
-		t.Error("README.md does not link docs/actions.md")
-	}
+	require.False(t, !ok || !ok2, "README.md: the consumer workflow must be one ```yaml fence directly between the markers")
+	assert.Equal(t, raw, body, "README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
+	assert.Contains(t, string(readme), "(docs/actions.md)", "README.md does not link docs/actions.md")
 }
 
 // TestConsumerWorkflowExampleFollowsThePattern checks what actionlint
@@ -143,9 +125,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 	t.Parallel()
 	_, wf := readExample(t)
 	actions := loadActions(t)
-	if wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0 {
-		t.Error("the workflow must set permissions: {} and grant per job")
-	}
+	assert.False(t, wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0, "the workflow must set permissions: {} and grant per job")
 	checkConcurrency(t, "workflow", &wf.Concurrency)
 	pins := map[string]bool{}
 	used := map[string]bool{}
@@ -153,45 +133,33 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 		checkConcurrency(t, "job "+name, &job.Concurrency)
 		checkJobPermissions(t, name, &job.Permissions)
 		if job.Strategy != nil && job.Strategy.Matrix != nil {
-			if ff, ok := job.Strategy.FailFast.(bool); !ok || ff {
-				t.Errorf("job %s: a matrix needs a literal strategy.fail-fast: false", name)
-			}
+			assert.Equal(t, false, job.Strategy.FailFast, "job %s: a matrix needs a literal strategy.fail-fast: false", name)
 		}
 		stepAction := map[string]string{}
 		acquireID := ""
 		for i, st := range job.Steps {
 			where := fmt.Sprintf("job %s step %d (%s)", name, i+1, st.Name)
-			if exprRE.MatchString(st.Run) {
-				t.Errorf("%s: no ${{ }} in run: (pass values through env:)", where)
-			}
+			assert.False(t, exprRE.MatchString(st.Run), "%s: no ${{ }} in run: (pass values through env:)", where)
 			for k, v := range st.With {
-				if strings.Contains(v, "secrets.") {
-					t.Errorf("%s: secret passed as input %s; pass secrets through env:", where, k)
-				}
+				assert.NotContains(t, v, "secrets.", "%s: secret passed as input %s; pass secrets through env:", where, k)
 			}
 			if st.Uses == "" {
-				if acquireID != "" && st.If == "" {
-					t.Errorf("%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
-				}
-				if acquireID != "" && !strings.Contains(st.If, "steps."+acquireID+".outputs.acquired == 'true'") {
-					t.Errorf("%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
-				}
+				assert.False(t, acquireID != "" && st.If == "", "%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
+				assert.False(t, acquireID != "" && !strings.Contains(st.If, "steps."+acquireID+".outputs.acquired == 'true'"), "%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
 				continue
 			}
 			if st.Uses == checkoutPin {
 				continue
 			}
 			m := ownActionRE.FindStringSubmatch(st.Uses)
-			if m == nil {
-				t.Errorf("%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin)
+			if !assert.NotNil(t, m, "%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin) {
 				continue
 			}
 			action, pin := m[1], m[2]
 			pins[pin] = true
 			used[action] = true
 			meta, ok := actions[action]
-			if !ok {
-				t.Errorf("%s: no action %s under .github/actions", where, action)
+			if !assert.True(t, ok, "%s: no action %s under .github/actions", where, action) {
 				continue
 			}
 			checkWith(t, where, action, meta, st.With)
@@ -201,32 +169,21 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			switch action {
 			case "acquire-build-lock", "acquire-build-lock-with-cleanup":
 				acquireID = st.ID
-				if st.ID == "" {
-					t.Errorf("%s: the acquire step needs an id", where)
-				}
+				assert.NotEmpty(t, st.ID, "%s: the acquire step needs an id", where)
 				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
-					if st.Env[k] != "${{ secrets."+k+" }}" {
-						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
-					}
+					assert.Equal(t, "${{ secrets."+k+" }}", st.Env[k], "%s: env %s must be ${{ secrets.%s }}", where, k, k)
 				}
 			case "release-build-lock":
-				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
-					t.Errorf("%s: release must run with if: ${{ always() }}, got %q", where, st.If)
-				}
-				if acquireID == "" {
-					t.Errorf("%s: release without an earlier acquire in the job", where)
+				assert.Equal(t, "${{always()}}", strings.ReplaceAll(st.If, " ", ""), "%s: release must run with if: ${{ always() }}, got %q", where, st.If)
+				if !assert.NotEmpty(t, acquireID, "%s: release without an earlier acquire in the job", where) {
 					break
 				}
 				acq := job.Steps[slices.IndexFunc(job.Steps, func(s exampleStep) bool { return s.ID == acquireID })]
 				for _, k := range []string{"lock-name", "holder-id-suffix", "runner-id", "lock-repository", "state-branch"} {
-					if acq.With[k] != st.With[k] {
-						t.Errorf("%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
-					}
+					assert.Equal(t, st.With[k], acq.With[k], "%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
 				}
 				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
-					if st.Env[k] != "${{ secrets."+k+" }}" {
-						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
-					}
+					assert.Equal(t, "${{ secrets."+k+" }}", st.Env[k], "%s: env %s must be ${{ secrets.%s }}", where, k, k)
 				}
 				acquireID = "" // the steps after release are not licensed
 			}
@@ -239,18 +196,12 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			if !ok {
 				continue
 			}
-			if _, ok := actions[action].Outputs[m[2]]; !ok {
-				t.Errorf("job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
-			}
+			assert.Contains(t, actions[action].Outputs, m[2], "job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
 		}
 	}
-	if len(pins) != 1 {
-		t.Errorf("every action of this repository must be pinned to the same commit, got %v", pins)
-	}
+	assert.Len(t, pins, 1, "every action of this repository must be pinned to the same commit, got %v", pins)
 	for _, want := range []string{"require-current-pr-head", "acquire-build-lock", "release-build-lock"} {
-		if !used[want] {
-			t.Errorf("the example does not use %s", want)
-		}
+		assert.True(t, used[want], "the example does not use %s", want)
 	}
 	gate := 0
 	for _, job := range wf.Jobs {
@@ -258,9 +209,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			gate++
 		}
 	}
-	if gate == 0 {
-		t.Error("no always-reporting gate job (needs: ... with if: ${{ always() }})")
-	}
+	assert.NotZero(t, gate, "no always-reporting gate job (needs: ... with if: ${{ always() }})")
 }
 
 // checkConcurrency: a concurrency scope, when present, is a mapping with a
@@ -270,34 +219,28 @@ func checkConcurrency(t *testing.T, where string, n *yaml.Node) {
 	if n.Kind == 0 {
 		return
 	}
-	if n.Kind != yaml.MappingNode {
-		t.Errorf("%s: concurrency must be a mapping with cancel-in-progress: false", where)
+	if !assert.Equal(t, yaml.MappingNode, n.Kind, "%s: concurrency must be a mapping with cancel-in-progress: false", where) {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "cancel-in-progress" {
 			v := n.Content[i+1]
-			if v.Tag != "!!bool" || v.Value != "false" {
-				t.Errorf("%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
-			}
+			assert.False(t, v.Tag != "!!bool" || v.Value != "false", "%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
 			return
 		}
 	}
-	t.Errorf("%s: concurrency without a literal cancel-in-progress: false", where)
+	assert.Fail(t, where+": concurrency without a literal cancel-in-progress: false")
 }
 
 // checkJobPermissions: every job declares its permissions, none of them
 // write.
 func checkJobPermissions(t *testing.T, job string, n *yaml.Node) {
 	t.Helper()
-	if n.Kind != yaml.MappingNode {
-		t.Errorf("job %s: declare permissions as a mapping (least privilege)", job)
+	if !assert.Equal(t, yaml.MappingNode, n.Kind, "job %s: declare permissions as a mapping (least privilege)", job) {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if v := n.Content[i+1].Value; v != "read" && v != "none" {
-			t.Errorf("job %s: permission %s: %s; consumer jobs need read access only", job, n.Content[i].Value, v)
-		}
+		assert.Contains(t, []string{"read", "none"}, n.Content[i+1].Value, "job %s: permission %s; consumer jobs need read access only", job, n.Content[i].Value)
 	}
 }
 
@@ -306,13 +249,9 @@ func checkJobPermissions(t *testing.T, job string, n *yaml.Node) {
 func checkWith(t *testing.T, where, action string, meta actioncontract.Metadata, with map[string]string) {
 	t.Helper()
 	for k := range with {
-		if _, ok := meta.Inputs[k]; !ok {
-			t.Errorf("%s: %s has no input %q", where, action, k)
-		}
+		assert.Contains(t, meta.Inputs, k, "%s: %s has no input %q", where, action, k)
 	}
 	for name, in := range meta.Inputs {
-		if in.Required != nil && *in.Required && strings.TrimSpace(with[name]) == "" {
-			t.Errorf("%s: required input %s of %s is missing", where, name, action)
-		}
+		assert.False(t, in.Required != nil && *in.Required && strings.TrimSpace(with[name]) == "", "%s: required input %s of %s is missing", where, name, action)
 	}
 }

@@ -264,7 +264,7 @@ func assetServer(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/download/acquire_linux_amd64" {
-			t.Errorf("unexpected request %s", r.URL.Path)
+			assert.Fail(t, "unexpected request "+r.URL.Path)
 			http.NotFound(w, r)
 			return
 		}

@@ -142,7 +142,8 @@ func (a *IO) Getenv(key string) string { return a.getenv(key) }
 // expression is evaluated, see https://github.com/actions/runner/issues/2525);
 // node24 actions get GITHUB_ACTION_REPOSITORY from the runner. It returns ""
 // when neither is set, for example for a local `uses: ./...` reference;
-// callers must then fail closed or use an explicit lock-repository input.
+// lockaction.ParseTarget then takes the calling repository (GITHUB_REPOSITORY)
+// unless lock-repository is given.
 func (a *IO) ActionRepository() string {
 	if v := strings.TrimSpace(a.getenv("BUILD_LOCK_ACTION_REPOSITORY")); v != "" {
 		return v

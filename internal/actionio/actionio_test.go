@@ -27,9 +27,7 @@ func fakeGetenv(t *testing.T, env map[string]string, allowed ...string) actionio
 		ok[k] = true
 	}
 	return func(key string) string {
-		if !ok[key] {
-			t.Errorf("unexpected getenv(%q)", key)
-		}
+		assert.True(t, ok[key], "unexpected getenv(%q)", key)
 		return env[key]
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // smokeWorkloads run under -race and -short (make test); the rest only in
@@ -36,33 +39,23 @@ func TestWorkloads(t *testing.T) {
 			if res != nil {
 				results = append(results, res)
 			}
-			if err != nil {
-				t.Errorf("workload %s: %v", wl.Name, err)
-			}
+			assert.NoError(t, err, "workload %s", wl.Name)
 		})
 	}
 	if path := os.Getenv("BENCH_OUT"); path != "" {
 		data, err := json.MarshalIndent(struct {
 			Workloads []*Result `json:"workloads"`
 		}{results}, "", "  ")
-		if err == nil {
-			err = os.WriteFile(path, append(data, '\n'), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(data, '\n'), 0o644))
 	}
 	if *jsonOut || os.Getenv("BENCH_JSON") == "1" {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		require.NoError(t, enc.Encode(struct {
 			Workloads []*Result `json:"workloads"`
-		}{results}); err != nil {
-			t.Fatal(err)
-		}
+		}{results}))
 		return
 	}
-	if err := RenderWorkloads(os.Stdout, results); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, RenderWorkloads(os.Stdout, results))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/assert"
 )
 
 // envFull selects the full cross product of competitor counts.
@@ -98,9 +99,7 @@ func TestCrashAtEveryBoundary(t *testing.T) {
 	total := int(expected.Load())
 	t.Logf("crash enumeration: %d actions, %d faults, %s: %d cases enumerated, %d run", len(scenarios), len(faults), variants, total, ran.Load())
 	fmt.Printf("crashtest: enumerated %d cases = Σ_actions boundaries × %d faults × competitor variants (%s); ran %d\n", total, len(faults), variants, ran.Load())
-	if !filtered && int(ran.Load()) != total {
-		t.Errorf("ran %d cases, enumerated %d", ran.Load(), total)
-	}
+	assert.False(t, !filtered && int(ran.Load()) != total, "ran %d cases, enumerated %d", ran.Load(), total)
 }
 
 // testRunFilter returns the -run flag.
@@ -143,8 +142,8 @@ func (c *caseT) violate(format string, args ...any) {
 	c.mu.Lock()
 	c.n++
 	c.mu.Unlock()
-	c.t.Errorf("%s: %s\n    case: action=%s boundary=%s (request %d %s) fault=%s competitors=%d\n    replay: %s",
-		c.id.path(), fmt.Sprintf(format, args...), c.id.action, c.id.b.Name(), c.id.b.Req, c.id.b.Label, c.id.f, c.id.comps, c.id.replay())
+	assert.Fail(c.t, fmt.Sprintf("%s: %s\n    case: action=%s boundary=%s (request %d %s) fault=%s competitors=%d\n    replay: %s",
+		c.id.path(), fmt.Sprintf(format, args...), c.id.action, c.id.b.Name(), c.id.b.Req, c.id.b.Label, c.id.f, c.id.comps, c.id.replay()))
 }
 
 func runCase(t *testing.T, sc scenario, id caseID) {
@@ -249,9 +248,7 @@ func (w *world) rival(ctx context.Context, j *actiontest.Job) {
 		return
 	}
 	out := j.Outputs()
-	if msg := checkAcquiredClaim(w, j.HolderID(), out); msg != "" {
-		w.t.Errorf("rival %s: %s", j.HolderID(), msg)
-	}
+	assert.Empty(w.t, checkAcquiredClaim(w, j.HolderID(), out), "rival %s", j.HolderID())
 	time.Sleep(10 * time.Second)
 	_ = w.release(ctx, j, nil, "resource-cleanup-status", "confirmed")
 }

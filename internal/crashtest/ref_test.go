@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
 )
 
 // reference runs sc fault-free with no competitors and returns the
@@ -14,9 +16,7 @@ func reference(t *testing.T, sc scenario) []request {
 		w := newWorld(t, sc.config)
 		v := sc.setup(context.Background(), t, w)
 		tr := newCut(w.Em.Transport(), nil, nil)
-		if err := v.run(context.Background(), tr); err != nil {
-			t.Fatalf("reference run of %s failed: %v\n%s", sc.name, err, v.stdout)
-		}
+		require.NoError(t, v.run(context.Background(), tr), "reference run of %s failed\n%s", sc.name, v.stdout)
 		reqs = tr.Requests()
 	})
 	return reqs
@@ -28,9 +28,7 @@ func TestReferenceSequences(t *testing.T) {
 			a := reference(t, sc)
 			b := reference(t, sc)
 			t.Logf("%s: %d requests, %d boundaries\n%s", sc.name, len(a), len(boundaries(a)), describe(a))
-			if describe(a) != describe(b) {
-				t.Fatalf("reference of %s is not deterministic:\n%s\nvs\n%s", sc.name, describe(a), describe(b))
-			}
+			require.Equal(t, describe(b), describe(a), "reference of %s is not deterministic:\n%s\nvs\n%s", sc.name, describe(a), describe(b))
 		})
 	}
 }

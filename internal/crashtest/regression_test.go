@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +12,8 @@ import (
 	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // runBounded runs fn in the bubble and fails if it has not returned after
@@ -24,7 +27,7 @@ func runBounded(t *testing.T, limit time.Duration, release func(), fn func() err
 	case err := <-done:
 		return time.Since(start), err
 	case <-time.After(limit):
-		t.Errorf("did not return within %s of virtual time", limit)
+		assert.Fail(t, fmt.Sprintf("did not return within %s of virtual time", limit))
 		release()
 		return time.Since(start), <-done
 	}
@@ -45,9 +48,7 @@ func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			took, err := runBounded(t, budgetAcquire+time.Second, cancel, func() error { return acquire.Run(ctx, deps(v, nil)) })
-			if err != nil || v.Outputs()["acquired"] != "true" {
-				t.Fatalf("acquire after one stalled read: %v %v", err, v.Outputs())
-			}
+			require.False(t, err != nil || v.Outputs()["acquired"] != "true", "acquire after one stalled read: %v %v", err, v.Outputs())
 			t.Logf("admitted after %s", took)
 		})
 	})
@@ -62,13 +63,9 @@ func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
 			took, err := runBounded(t, 2*time.Minute, cancel, func() error {
 				return recovery.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
 			})
-			if err != nil {
-				t.Fatalf("recover after one stalled write: %v", err)
-			}
+			require.NoError(t, err, "recover after one stalled write")
 			for _, r := range w.State().Reservations {
-				if r.ReservationID == qid && r.State == lockstate.ReservationQuarantine {
-					t.Fatalf("quarantine %s is still active", qid)
-				}
+				require.False(t, r.ReservationID == qid && r.State == lockstate.ReservationQuarantine, "quarantine %s is still active", qid)
 			}
 			t.Logf("recovered after %s", took)
 		})
@@ -94,9 +91,7 @@ func TestRegressionAcquireTimeoutBoundsInFlightCalls(t *testing.T) {
 		defer cancel()
 		limit := 2*time.Minute + 30*time.Second + time.Second
 		took, err := runBounded(t, limit, func() { tr.kill(); cancel() }, func() error { return acquire.Run(ctx, deps(v, tr)) })
-		if err == nil || v.Outputs()["admission-result"] != "timeout" || v.Outputs()["acquired"] != "false" {
-			t.Fatalf("want a timeout, got %v with outputs %v", err, v.Outputs())
-		}
+		require.False(t, err == nil || v.Outputs()["admission-result"] != "timeout" || v.Outputs()["acquired"] != "false", "want a timeout, got %v with outputs %v", err, v.Outputs())
 		t.Logf("acquire with timeout-minutes 2 timed out after %s under a partition", took)
 	})
 }

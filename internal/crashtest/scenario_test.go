@@ -15,6 +15,8 @@ import (
 	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Lock configs: schema 6 (fenced admission) with runner serialization,
@@ -92,9 +94,7 @@ func (sc scenario) act() string {
 
 func must(t testing.TB, what string, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatalf("setup: %s: %v", what, err)
-	}
+	require.NoError(t, err, "setup: %s", what)
 }
 
 func jobVictim(j *actiontest.Job, run func(ctx context.Context, tr http.RoundTripper) error) *victim {
@@ -148,9 +148,7 @@ func (w *world) raceFirstPut(t testing.TB, base http.RoundTripper, rival *action
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/contents/"+actiontest.StatePath) {
 			once.Do(func() {
-				if err := w.release(r.Context(), rival, nil, "resource-cleanup-status", "confirmed"); err != nil {
-					t.Errorf("setup: the rival's release failed: %v", err)
-				}
+				assert.NoError(t, w.release(r.Context(), rival, nil, "resource-cleanup-status", "confirmed"), "setup: the rival's release failed")
 				w.finish(rival, "success")
 			})
 		}
@@ -204,9 +202,7 @@ func setupPost(ctx context.Context, t testing.TB, w *world) *victim {
 // what the main step saved as STATE_<name>.
 func postStep(t testing.TB, j *actiontest.Job) {
 	saved := j.Saved()[acquire.StateCleanup]
-	if saved != "enabled" {
-		t.Fatalf("setup: the main step of %s did not register the post step (%q)", j.Name, saved)
-	}
+	require.Equal(t, "enabled", saved, "setup: the main step of %s did not register the post step (%q)", j.Name, saved)
 	j.Env[acquire.EnvMode] = acquire.ModePostCleanup
 	j.Env["STATE_"+acquire.StateCleanup] = saved
 	j.ResetFiles()
@@ -255,9 +251,7 @@ func setupReap(ctx context.Context, t testing.TB, w *world) *victim {
 	dd.Transport = &dieAfterPut{base: w.Em.Transport(), onDie: cancel}
 	_ = acquire.Run(fctx, dd)
 	cancel()
-	if presence(w.State(), f.HolderID()) != "queue" {
-		t.Fatalf("setup: the killed waiter is not queued")
-	}
+	require.Equal(t, "queue", presence(w.State(), f.HolderID()), "setup: the killed waiter is not queued")
 	w.finish(f, "cancelled")
 	env := w.opEnv()
 	out := &actiontest.SyncBuffer{}
@@ -286,13 +280,9 @@ func seedRecovery(ctx context.Context, t testing.TB, w *world) (string, string) 
 	must(t, "blocked release", w.release(ctx, i, nil, "resource-cleanup-status", "unknown", "resource-health", "blocked", "resource-reason", lockstate.ReasonAccountLimit))
 	w.finish(i, "failure")
 	s := w.State()
-	if s.ActiveIncident == nil {
-		t.Fatalf("setup: no incident")
-	}
+	require.NotNil(t, s.ActiveIncident, "setup: no incident")
 	rs := reservationsOf(s, q.HolderID())
-	if len(rs) != 1 || rs[0].State != lockstate.ReservationQuarantine {
-		t.Fatalf("setup: want one quarantine of %s, have %+v", q.HolderID(), s.Reservations)
-	}
+	require.False(t, len(rs) != 1 || rs[0].State != lockstate.ReservationQuarantine, "setup: want one quarantine of %s, have %+v", q.HolderID(), s.Reservations)
 	return rs[0].ReservationID, s.ActiveIncident.IncidentID
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/require"
 )
 
 // readerAppID is the reaper's reader App in the crash-test world.
@@ -110,12 +111,8 @@ func (w *world) finish(j *actiontest.Job, conclusion string) {
 	if done {
 		return
 	}
-	if err := w.Em.SetJobStatus(actiontest.Owner, actiontest.Consumer, j.JobID, "completed", conclusion); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.Em.SetRunStatus(actiontest.Owner, actiontest.Consumer, j.RunID, "completed", conclusion); err != nil {
-		w.t.Fatal(err)
-	}
+	require.NoError(w.t, w.Em.SetJobStatus(actiontest.Owner, actiontest.Consumer, j.JobID, "completed", conclusion))
+	require.NoError(w.t, w.Em.SetRunStatus(actiontest.Owner, actiontest.Consumer, j.RunID, "completed", conclusion))
 }
 
 // deps is a step's Deps on transport tr (nil: the emulator's).
@@ -257,9 +254,7 @@ func (w *world) stateAt(t time.Time) *lockstate.State {
 		}
 	}
 	s, err := decodeState(last)
-	if err != nil {
-		w.t.Fatalf("decode state at %s: %v", t, err)
-	}
+	require.NoError(w.t, err, "decode state at %s", t)
 	return s
 }
 

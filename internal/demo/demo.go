@@ -235,6 +235,8 @@ type world struct {
 	rng     *mrand.Rand
 	jobs    []*job
 	removed []checker.Removal
+	// daggerShown: the † legend was printed (once, on its first use).
+	daggerShown bool
 }
 
 func newWorld(opts Options, em *emulator.Emulator, apiURL string, keyPEM []byte, repos []string, out io.Writer) *world {
@@ -362,11 +364,13 @@ func (w *world) status() {
 	st := w.latestState()
 	names := w.namesByHolder()
 	var seats, queue []string
+	dagger := false
 	if st != nil {
 		for _, h := range st.Holders {
 			s := names[h.HolderID] + "(" + h.RunnerID + ")"
 			if w.isDead(h.HolderID) {
 				s += "†"
+				dagger = true
 			}
 			seats = append(seats, s)
 		}
@@ -376,7 +380,12 @@ func (w *world) status() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	fmt.Fprintf(w.out, "[+%6.2fs] seats %d/%d %v  queue %v\n", w.since().Seconds(), len(seats), w.opts.MaxHolders, seats, queue)
+	legend := ""
+	if dagger && !w.daggerShown {
+		w.daggerShown = true
+		legend = "  († = died holding this seat)"
+	}
+	fmt.Fprintf(w.out, "[+%6.2fs] seats %d/%d %v  queue %v%s\n", w.since().Seconds(), len(seats), w.opts.MaxHolders, seats, queue, legend)
 }
 
 // latestState decodes the newest committed state, or nil.

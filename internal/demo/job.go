@@ -40,7 +40,10 @@ type job struct {
 	admittedAt   time.Time
 	waitedFor    time.Duration
 	fencingToken string
-	log          *actionio.SyncBuffer
+	// reclaimed: the admission swapped its runner's quarantine for this
+	// holder (outputs quarantine-recovered=true).
+	reclaimed bool
+	log       *actionio.SyncBuffer
 }
 
 // runJob takes a free runner and runs the real acquire action, holds the
@@ -92,6 +95,7 @@ func (w *world) runJob(ctx context.Context, j *job) error {
 	w.setState(j, "holding")
 	reclaimed := ""
 	if outs["quarantine-recovered"] == "true" {
+		j.reclaimed = true
 		reclaimed = " by reclaiming the quarantined seat on its runner"
 	}
 	w.logf("%s on %s ACQUIRED a seat%s after %v (attempts=%s, fencing-token=%s) — holding for %v",

@@ -55,6 +55,9 @@ type AdmissionRow struct {
 	AtMS     int64  `json:"at_ms"`
 	WaitMS   int64  `json:"wait_ms"`
 	Overtook int    `json:"overtook"`
+	// reclaim: a same-runner quarantine reclaim (human summary only; the
+	// JSON keys stay as they are).
+	reclaim bool
 }
 
 // APISummary counts the API traffic the emulator saw.
@@ -149,6 +152,7 @@ func summarize(opts Options, w *world, rep checker.Report, m emulator.Metrics, e
 		if j := byHolder[a.HolderID]; j != nil {
 			row.Job = j.name
 			row.WaitMS = j.waitedFor.Milliseconds()
+			row.reclaim = j.reclaimed
 		}
 		s.Admissions = append(s.Admissions, row)
 	}
@@ -190,6 +194,37 @@ func apiSummary(m emulator.Metrics, admitted int) APISummary {
 	return a
 }
 
+// notes explains, in the human summary, what in this run could look like a
+// broken rule but is not: the † marker, a same-runner quarantine reclaim
+// admitted ahead of earlier waiters, and waiters passed on busy runners.
+// Each appears only when the run shows it.
+func (s *Summary) notes() []string {
+	var out []string
+	if len(s.DiedHolding) > 0 {
+		out = append(out, "† after a holder in a seats line marks a job that died holding that seat; "+
+			"the seat stays consumed until the reaper proves the run over and quarantines it, "+
+			"and a job on the same runner or an operator returns it to service (stale recovery below).")
+	}
+	reclaims, passed := 0, 0
+	for _, a := range s.Admissions {
+		if a.reclaim {
+			reclaims++
+		}
+		passed += a.Overtook
+	}
+	if reclaims > 0 {
+		out = append(out, "a same-runner quarantine reclaim may be admitted before earlier waiters: "+
+			"it swaps its runner's quarantined seat for a holder and takes no free seat, "+
+			"so it displaces nobody and the FIFO check does not count it (spec §2.6).")
+	}
+	if passed > 0 {
+		out = append(out, "a waiter whose runner already holds a seat or a quarantine cannot be admitted "+
+			"(one seat per runner), so the admission scan passes it; passing it is not a FIFO violation, "+
+			"passing a waiter on a free runner or on the admitted job's own runner would be.")
+	}
+	return out
+}
+
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // Render writes the human summary.
@@ -198,8 +233,11 @@ func (s *Summary) Render(out io.Writer) {
 	fmt.Fprintf(out, "  admissions in order:\n")
 	for _, a := range s.Admissions {
 		extra := ""
+		if a.reclaim {
+			extra = ", reclaimed its runner's quarantined seat (took no free seat)"
+		}
 		if a.Overtook > 0 {
-			extra = fmt.Sprintf(", passed %d waiter(s) on busy runners", a.Overtook)
+			extra += fmt.Sprintf(", passed %d waiter(s) on busy runners", a.Overtook)
 		}
 		fmt.Fprintf(out, "    %2d. %-7s %-9s at +%5.2fs after waiting %5.2fs%s\n", a.Order, a.Job, a.Runner,
 			float64(a.AtMS)/1000, float64(a.WaitMS)/1000, extra)
@@ -210,6 +248,9 @@ func (s *Summary) Render(out io.Writer) {
 		s.StateVersions, s.MaxConcurrentHolders, s.MaxHolders, s.OverAdmissions, s.FIFOViolations, s.LostEntries)
 	for _, v := range s.Violations {
 		fmt.Fprintf(out, "    VIOLATION: %s\n", v)
+	}
+	for _, n := range s.notes() {
+		fmt.Fprintf(out, "    note: %s\n", n)
 	}
 	a := s.API
 	fmt.Fprintf(out, "  API: %d requests (%d charged, %d answered 304), %d writes, %d CAS conflicts\n",

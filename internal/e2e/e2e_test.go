@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // lockConfig is the lock config committed on the default branch: two
@@ -124,27 +126,23 @@ func TestProcessJobsShareTwoSeatsFairly(t *testing.T) {
 		return
 	}
 	rep, states := w.check(maxHolders)
-	for _, v := range rep.Violations {
-		t.Errorf("checker: %s", v)
-	}
-	if rep.MaxOccupied > maxHolders || rep.MaxOccupied < 1 {
-		t.Errorf("max occupied %d, want 1..%d", rep.MaxOccupied, maxHolders)
-	}
+	assert.Empty(t, rep.Violations, "checker")
+	assert.False(t, rep.MaxOccupied > maxHolders || rep.MaxOccupied < 1, "max occupied %d, want 1..%d", rep.MaxOccupied, maxHolders)
 	admitted := map[string]int{}
 	for _, a := range rep.Admissions {
 		admitted[a.HolderID]++
 	}
 	for _, j := range all {
-		if admitted[j.holderID()] != 1 {
-			t.Errorf("%s admitted %d times, want exactly once", j.holderID(), admitted[j.holderID()])
-		}
+		assert.Equal(t, 1, admitted[j.holderID()], "%s admitted %d times, want exactly once", j.holderID(), admitted[j.holderID()])
 	}
 	checkRunnerSerialization(t, states)
 	checkHoldIntervals(t, runs)
 	checkJobIDs(t, states, all)
 	checkFencingTokens(t, states, runs)
-	if final := w.latest(); final == nil || len(final.Holders) != 0 || len(final.Queue) != 0 || len(final.Reservations) != 0 {
-		t.Errorf("final state is not empty: %+v", final)
+	if final := w.latest(); assert.NotNil(t, final, "final state") {
+		assert.Empty(t, final.Holders, "final holders")
+		assert.Empty(t, final.Queue, "final queue")
+		assert.Empty(t, final.Reservations, "final reservations")
 	}
 	checkNoSecrets(t, w)
 	t.Logf("%d state versions, max occupied %d of %d, schema %d", rep.Versions, rep.MaxOccupied, maxHolders, states[len(states)-1].SchemaVersion)
@@ -173,12 +171,9 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 	waitFor(t, "the killed job's licensed step to start", func() bool {
 		return strings.Contains(hold.stdout.String(), "licensed work started")
 	})
-	if err := hold.signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if hold.wait(); !hold.killedBy(syscall.SIGKILL) {
-		t.Fatalf("licensed step was not killed by SIGKILL:\n%s", hold.log())
-	}
+	require.NoError(t, hold.signal(syscall.SIGKILL))
+	hold.wait()
+	require.True(t, hold.killedBy(syscall.SIGKILL), "licensed step was not killed by SIGKILL:\n%s", hold.log())
 
 	// 2. The blocker takes the second seat and keeps working.
 	acq = mustStep(t)(blocker.uses(ctx, "acquire", "acquire-build-lock", blocker.acquireWith(), blocker.secrets())).wait()
@@ -190,41 +185,27 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 	waitFor(t, "the waiter's queue entry", func() bool {
 		select {
 		case <-wait.done:
-			t.Fatalf("the waiter exited while it should wait:\n%s", wait.log())
+			require.Fail(t, "the waiter exited while it should wait:\n"+wait.log())
 		default:
 		}
 		s := w.latest()
 		return s != nil && lockstate.QueuePosition(s, waiter.holderID()) > 0
 	})
 	w.remove(waiter.holderID())
-	if err := wait.signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if wait.wait().exitCode() != 143 {
-		t.Fatalf("waiter exit code %d after SIGTERM, want 143:\n%s", wait.exitCode(), wait.log())
-	}
-	if out := wait.outputs(); len(out) != 0 {
-		t.Errorf("a cancelled acquire writes no outputs, got %v", out)
-	}
-	if !strings.Contains(wait.stdout.String(), "Received SIGTERM") {
-		t.Errorf("the waiter did not report the SIGTERM:\n%s", wait.log())
-	}
+	require.NoError(t, wait.signal(syscall.SIGTERM))
+	require.Equal(t, 143, wait.wait().exitCode(), "waiter exit code %d after SIGTERM, want 143:\n%s", wait.exitCode(), wait.log())
+	assert.Empty(t, wait.outputs(), "a cancelled acquire writes no outputs")
+	assert.Contains(t, wait.stdout.String(), "Received SIGTERM", "the waiter did not report the SIGTERM:\n%s", wait.log())
 	// Nothing else wrote since: the entry was removed by the waiter itself,
 	// inside its SIGTERM window, before it exited.
 	s := w.latest()
-	if containsID(s, waiter.holderID()) {
-		t.Errorf("the cancelled waiter is still in the state after its exit: %+v", s)
-	}
-	if len(s.Holders) != 2 {
-		t.Errorf("holders after the cancellation: %+v, want the killed job and the blocker", s.Holders)
-	}
+	assert.False(t, containsID(s, waiter.holderID()), "the cancelled waiter is still in the state after its exit: %+v", s)
+	assert.Len(t, s.Holders, 2, "holders after the cancellation: %+v, want the killed job and the blocker", s.Holders)
 
 	// 4. The blocker finishes and releases; a later job still gets the one
 	// seat the killed holder left.
 	writeFile(t, gate, "done\n")
-	if blockerHold.wait().exitCode() != 0 {
-		t.Fatalf("blocker's licensed step failed:\n%s", blockerHold.log())
-	}
+	require.Equal(t, 0, blockerHold.wait().exitCode(), "blocker's licensed step failed:\n%s", blockerHold.log())
 	w.remove(blocker.holderID())
 	rel := mustStep(t)(blocker.uses(ctx, "release", "release-build-lock", blocker.releaseWith(), blocker.secrets())).wait()
 	requireReleased(t, blocker, rel)
@@ -233,19 +214,11 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 	// 5. Final state: only the killed job's holder entry remains, for the
 	// reaper to quarantine or free later.
 	final := w.latest()
-	if final == nil || len(final.Holders) != 1 || final.Holders[0].HolderID != killed.holderID() {
-		t.Errorf("final holders %+v, want only the killed job %s", final.Holders, killed.holderID())
-	}
-	if len(final.Queue) != 0 {
-		t.Errorf("final queue %+v, want empty", final.Queue)
-	}
-	if containsID(final, waiter.holderID()) {
-		t.Errorf("the cancelled waiter is in the final state")
-	}
+	assert.False(t, final == nil || len(final.Holders) != 1 || final.Holders[0].HolderID != killed.holderID(), "final holders %+v, want only the killed job %s", final.Holders, killed.holderID())
+	assert.Len(t, final.Queue, 0, "final queue %+v, want empty", final.Queue)
+	assert.False(t, containsID(final, waiter.holderID()), "the cancelled waiter is in the final state")
 	rep, states := w.check(maxHolders)
-	for _, v := range rep.Violations {
-		t.Errorf("checker: %s", v)
-	}
+	assert.Empty(t, rep.Violations, "checker")
 	checkRunnerSerialization(t, states)
 	checkNoSecrets(t, w)
 }
@@ -254,26 +227,20 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 func mustStep(t *testing.T) func(*step, error) *step {
 	return func(s *step, err error) *step {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return s
 	}
 }
 
 func requireAcquired(t *testing.T, j *job, s *step) {
 	t.Helper()
-	if s.exitCode() != 0 || s.outputs()["acquired"] != "true" {
-		t.Fatalf("%s did not acquire (outputs %v):\n%s", j.holderID(), s.outputs(), s.log())
-	}
+	require.False(t, s.exitCode() != 0 || s.outputs()["acquired"] != "true", "%s did not acquire (outputs %v):\n%s", j.holderID(), s.outputs(), s.log())
 }
 
 func requireReleased(t *testing.T, j *job, s *step) {
 	t.Helper()
 	out := s.outputs()
-	if s.exitCode() != 0 || out["released"] != "true" || out["cleanup-result"] != "released" {
-		t.Fatalf("%s did not release (outputs %v):\n%s", j.holderID(), out, s.log())
-	}
+	require.False(t, s.exitCode() != 0 || out["released"] != "true" || out["cleanup-result"] != "released", "%s did not release (outputs %v):\n%s", j.holderID(), out, s.log())
 }
 
 // waitFor polls cond every 100 ms for up to a minute.
@@ -281,9 +248,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
@@ -304,12 +269,10 @@ func containsID(s *lockstate.State, id string) bool {
 func checkAcquiredAndReleased(t *testing.T, w *world, r *jobRun) {
 	t.Helper()
 	id := r.j.holderID()
-	if r.err != nil {
-		t.Errorf("%s: %v", id, r.err)
+	if !assert.NoError(t, r.err, id) {
 		return
 	}
-	if r.acquire.exitCode() != 0 {
-		t.Errorf("%s: acquire exit %d\n%s", id, r.acquire.exitCode(), r.acquire.log())
+	if !assert.Equal(t, 0, r.acquire.exitCode(), "%s: acquire exit %d\n%s", id, r.acquire.exitCode(), r.acquire.log()) {
 		return
 	}
 	out := r.acquireOut
@@ -319,32 +282,24 @@ func checkAcquiredAndReleased(t *testing.T, w *world, r *jobRun) {
 		"resource-health": "healthy", "resource-reason": "",
 	}
 	for k, v := range want {
-		if got, ok := out[k]; !ok || got != v {
-			t.Errorf("%s: acquire output %s=%q (present %v), want %q", id, k, got, ok, v)
+		if assert.Contains(t, out, k, "%s: acquire output %s", id, k) {
+			assert.Equal(t, v, out[k], "%s: acquire output %s", id, k)
 		}
 	}
-	if !blobSHA.MatchString(out["state-sha"]) {
-		t.Errorf("%s: acquire state-sha %q", id, out["state-sha"])
-	} else if s := w.stateBySHA(out["state-sha"]); s == nil || !slices.ContainsFunc(s.Holders, func(h lockstate.Holder) bool { return h.HolderID == id }) {
-		t.Errorf("%s: state-sha %s is not a committed state holding this job", id, out["state-sha"])
+	if assert.Regexp(t, blobSHA, out["state-sha"], "%s: acquire state-sha", id) {
+		s := w.stateBySHA(out["state-sha"])
+		assert.True(t, s != nil && slices.ContainsFunc(s.Holders, func(h lockstate.Holder) bool { return h.HolderID == id }),
+			"%s: state-sha %s is not a committed state holding this job", id, out["state-sha"])
 	}
 	for _, k := range []string{"wait-ms", "attempts"} {
-		if !digits.MatchString(out[k]) {
-			t.Errorf("%s: acquire output %s=%q is not a count", id, k, out[k])
-		}
+		assert.True(t, digits.MatchString(out[k]), "%s: acquire output %s=%q is not a count", id, k, out[k])
 	}
-	if _, ok := out["fencing-token"]; !ok {
-		t.Errorf("%s: acquire wrote no fencing-token output", id)
-	}
-	if r.hold == nil || r.hold.exitCode() != 0 {
-		t.Errorf("%s: licensed step did not run or failed", id)
-	}
-	if r.rel == nil {
-		t.Errorf("%s: release did not run", id)
+	assert.Contains(t, out, "fencing-token", "%s: acquire wrote no fencing-token output", id)
+	assert.False(t, r.hold == nil || r.hold.exitCode() != 0, "%s: licensed step did not run or failed", id)
+	if !assert.NotNil(t, r.rel, "%s: release did not run", id) {
 		return
 	}
-	if r.rel.exitCode() != 0 {
-		t.Errorf("%s: release exit %d\n%s", id, r.rel.exitCode(), r.rel.log())
+	if !assert.Equal(t, 0, r.rel.exitCode(), "%s: release exit %d\n%s", id, r.rel.exitCode(), r.rel.log()) {
 		return
 	}
 	rel := r.relOutput
@@ -354,14 +309,13 @@ func checkAcquiredAndReleased(t *testing.T, w *world, r *jobRun) {
 		"resource-reason": "cleanup-confirmed", "report-degraded": "false", "report-validation-error": "",
 	}
 	for k, v := range wantRel {
-		if got, ok := rel[k]; !ok || got != v {
-			t.Errorf("%s: release output %s=%q (present %v), want %q", id, k, got, ok, v)
+		if assert.Contains(t, rel, k, "%s: release output %s", id, k) {
+			assert.Equal(t, v, rel[k], "%s: release output %s", id, k)
 		}
 	}
-	if !blobSHA.MatchString(rel["state-sha"]) {
-		t.Errorf("%s: release state-sha %q", id, rel["state-sha"])
-	} else if s := w.stateBySHA(rel["state-sha"]); s == nil || containsID(s, id) {
-		t.Errorf("%s: release state-sha %s is not a committed state without this job", id, rel["state-sha"])
+	if assert.Regexp(t, blobSHA, rel["state-sha"], "%s: release state-sha", id) {
+		s := w.stateBySHA(rel["state-sha"])
+		assert.True(t, s != nil && !containsID(s, id), "%s: release state-sha %s is not a committed state without this job", id, rel["state-sha"])
 	}
 }
 
@@ -375,9 +329,7 @@ func checkRunnerSerialization(t *testing.T, states []*lockstate.State) {
 		}
 		seen := map[string]bool{}
 		for _, h := range s.Holders {
-			if seen[h.RunnerID] {
-				t.Errorf("version %d: two holders on runner %s: %+v", i, h.RunnerID, s.Holders)
-			}
+			assert.False(t, seen[h.RunnerID], "version %d: two holders on runner %s: %+v", i, h.RunnerID, s.Holders)
 			seen[h.RunnerID] = true
 		}
 	}
@@ -414,13 +366,9 @@ func checkHoldIntervals(t *testing.T, runs []*jobRun) {
 		running += e.delta
 		perRunner[e.runner] += e.delta
 		peak = max(peak, running)
-		if perRunner[e.runner] > 1 {
-			t.Errorf("two licensed steps ran at once on runner %s", e.runner)
-		}
+		assert.False(t, perRunner[e.runner] > 1, "two licensed steps ran at once on runner %s", e.runner)
 	}
-	if peak > maxHolders {
-		t.Errorf("%d licensed steps ran at once, limit %d", peak, maxHolders)
-	}
+	assert.False(t, peak > maxHolders, "%d licensed steps ran at once, limit %d", peak, maxHolders)
 }
 
 // checkJobIDs: every holder entry carries the exact numeric job id acquire
@@ -436,8 +384,8 @@ func checkJobIDs(t *testing.T, states []*lockstate.State, jobs []*job) {
 			continue
 		}
 		for _, h := range s.Holders {
-			if w, ok := want[h.HolderID]; ok && h.JobID != w {
-				t.Errorf("version %d: holder %s has jobId %q, want %s", i, h.HolderID, h.JobID, w)
+			if w, ok := want[h.HolderID]; ok {
+				assert.Equal(t, w, h.JobID, "version %d: holder %s jobId", i, h.HolderID)
 			}
 		}
 	}
@@ -458,18 +406,13 @@ func checkFencingTokens(t *testing.T, states []*lockstate.State, runs []*jobRun)
 	for _, r := range runs {
 		tok := r.acquireOut["fencing-token"]
 		if schema < lockstate.FencedSchemaVersion {
-			if tok != "" && tok != "0" && !digits.MatchString(tok) {
-				t.Errorf("%s: fencing-token %q", r.j.holderID(), tok)
-			}
+			assert.False(t, tok != "" && tok != "0" && !digits.MatchString(tok), "%s: fencing-token %q", r.j.holderID(), tok)
 			continue
 		}
-		if n, err := strconv.ParseInt(tok, 10, 64); err != nil || n <= 0 {
-			t.Errorf("%s: fencing-token %q at schema %d, want a positive integer", r.j.holderID(), tok, schema)
+		if n, err := strconv.ParseInt(tok, 10, 64); !assert.True(t, err == nil && n > 0, "%s: fencing-token %q at schema %d, want a positive integer", r.j.holderID(), tok, schema) {
 			continue
 		}
-		if other, dup := seen[tok]; dup {
-			t.Errorf("fencing-token %s issued to both %s and %s", tok, other, r.j.holderID())
-		}
+		assert.NotContains(t, seen, tok, "fencing-token %s issued to both %s and %s", tok, seen[tok], r.j.holderID())
 		seen[tok] = r.j.holderID()
 	}
 }
@@ -497,20 +440,14 @@ func checkNoSecrets(t *testing.T, w *world) {
 			steps++
 			vis := s.visible()
 			for _, n := range needles {
-				if strings.Contains(vis, n) {
-					t.Errorf("%s leaked a secret (%.12s…) into its log or files", s.name, n)
-				}
+				assert.NotContains(t, vis, n, "%s leaked a secret (%.12s…) into its log or files", s.name, n)
 			}
 		}
 	}
 	for _, v := range w.em.history(stateBranch, "locks/"+lockName+".json") {
 		for _, n := range needles {
-			if strings.Contains(string(v.Content), n) {
-				t.Errorf("state version %s stores a secret (%.12s…)", v.CommitSHA, n)
-			}
+			assert.NotContains(t, string(v.Content), n, "state version %s stores a secret (%.12s…)", v.CommitSHA, n)
 		}
 	}
-	if steps == 0 {
-		t.Error("no steps to check for secrets")
-	}
+	assert.NotZero(t, steps, "no steps to check for secrets")
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/stretchr/testify/require"
 )
 
 // Environment variables that turn the test binary into the "licensed step"
@@ -126,9 +127,7 @@ func binaries(t *testing.T) string {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	require.NoError(t, buildErr)
 	return binDir
 }
 
@@ -218,9 +217,7 @@ func startEmulator(t *testing.T, bin, lock string) *emu {
 	var stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
@@ -235,21 +232,15 @@ func startEmulator(t *testing.T, bin, lock string) *emu {
 	select {
 	case <-out.ready:
 	case err := <-exited:
-		t.Fatalf("buildlock emulator exited before it was ready: %v\n%s", err, stderr.String())
+		require.Fail(t, fmt.Sprintf("buildlock emulator exited before it was ready: %v\n%s", err, stderr.String()))
 	case <-time.After(startTimeout):
-		t.Fatalf("buildlock emulator printed nothing within %s\n%s", startTimeout, stderr.String())
+		require.Fail(t, fmt.Sprintf("buildlock emulator printed nothing within %s\n%s", startTimeout, stderr.String()))
 	}
 	e := &emu{t: t}
-	if err := json.Unmarshal([]byte(out.line()), &e.info); err != nil {
-		t.Fatalf("emulator info line %q: %v", out.line(), err)
-	}
-	if e.info.APIURL == "" || e.info.AdminURL == "" || e.info.PrivateKeyPath == "" {
-		t.Fatalf("incomplete emulator info %+v", e.info)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out.line()), &e.info), "emulator info line %q", out.line())
+	require.False(t, e.info.APIURL == "" || e.info.AdminURL == "" || e.info.PrivateKeyPath == "", "incomplete emulator info %+v", e.info)
 	key, err := os.ReadFile(e.info.PrivateKeyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.key = string(key)
 	return e
 }
@@ -261,31 +252,21 @@ func (e *emu) admin(method, path string, in, out any) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		require.NoError(e.t, err)
 		body = bytes.NewReader(b)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, e.info.AdminURL+path, body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("admin %s %s: %v", method, path, err)
-	}
+	require.NoError(e.t, err, "admin %s %s", method, path)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		e.t.Fatalf("admin %s %s: HTTP %d: %s", method, path, resp.StatusCode, data)
-	}
+	require.Equal(e.t, 2, resp.StatusCode/100, "admin %s %s: HTTP %d: %s", method, path, resp.StatusCode, data)
 	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			e.t.Fatalf("admin %s %s: decode %s: %v", method, path, data, err)
-		}
+		require.NoError(e.t, json.Unmarshal(data, out), "admin %s %s: decode %s", method, path, data)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/require"
 )
 
 // Fixed identities of the consumer side of the world.
@@ -57,13 +58,9 @@ func newWorld(t *testing.T, config string) *world {
 	t.Helper()
 	bin := binaries(t)
 	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	actions, err := actioncontract.LoadActions(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := &world{t: t, bin: bin, em: startEmulator(t, bin, lockName), actions: actions, actionSHA: randomHex(t, 20)}
 	info := w.em.info
 	w.em.admin(http.MethodPost, "/files", map[string]any{
@@ -105,9 +102,7 @@ func (w *world) check(maxHolders int) (checker.Report, []*lockstate.State) {
 			continue
 		}
 		s, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: lockName, ServerURL: w.em.info.ServerURL})
-		if err != nil {
-			w.t.Fatalf("version %s (%s) does not decode: %v", v.CommitSHA, v.Message, err)
-		}
+		require.NoError(w.t, err, "version %s (%s) does not decode", v.CommitSHA, v.Message)
 		states = append(states, s)
 	}
 	w.mu.Lock()
@@ -123,9 +118,7 @@ func (w *world) stateBySHA(sha string) *lockstate.State {
 	for _, v := range w.em.history(stateBranch, "locks/"+lockName+".json") {
 		if v.BlobSHA == sha && v.Content != nil {
 			s, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: lockName, ServerURL: w.em.info.ServerURL})
-			if err != nil {
-				w.t.Fatal(err)
-			}
+			require.NoError(w.t, err)
 			return s
 		}
 	}
@@ -140,9 +133,7 @@ func (w *world) latest() *lockstate.State {
 		return nil
 	}
 	s, err := lockstate.Decode(hist[len(hist)-1].Content, lockstate.DecodeOptions{Lock: lockName, ServerURL: w.em.info.ServerURL})
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	require.NoError(w.t, err)
 	return s
 }
 
@@ -496,22 +487,17 @@ func parseFileCommands(path string) map[string]string {
 func randomHex(t *testing.T, n int) string {
 	t.Helper()
 	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := rand.Read(b)
+	require.NoError(t, err)
 	return hex.EncodeToString(b)
 }
 
 func mkdir(t *testing.T, p string) {
 	t.Helper()
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(p, 0o755))
 }
 
 func writeFile(t *testing.T, p, s string) {
 	t.Helper()
-	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/require"
 )
 
 // Jobs of an attempt, paginated with total_count and Link:
@@ -21,30 +22,30 @@ func TestRunsJobsPagination(t *testing.T) {
 	}
 	tok := v.mint(nil)
 	res := v.do("GET", "/repos/example-org/build-lock/actions/runs/"+itoa(run)+"/attempts/1/jobs?filter=all&per_page=100&page=1", tok, nil)
-	eq(t, http.StatusOK, res.status)
+	require.Equal(t, http.StatusOK, res.status)
 	m := res.json(t)
-	eq(t, float64(150), m["total_count"].(float64))
-	eq(t, 100, len(m["jobs"].([]any)))
-	check(t, strings.Contains(res.header.Get("Link"), `page=2&per_page=100>; rel="next"`), res.header.Get("Link"))
+	require.Equal(t, float64(150), m["total_count"].(float64))
+	require.Equal(t, 100, len(m["jobs"].([]any)))
+	require.True(t, strings.Contains(res.header.Get("Link"), `page=2&per_page=100>; rel="next"`), res.header.Get("Link"))
 	res = v.do("GET", "/repos/example-org/build-lock/actions/runs/"+itoa(run)+"/attempts/1/jobs?filter=all&per_page=100&page=2", tok, nil)
-	eq(t, 50, len(res.json(t)["jobs"].([]any)))
-	check(t, !strings.Contains(res.header.Get("Link"), `rel="next"`))
+	require.Equal(t, 50, len(res.json(t)["jobs"].([]any)))
+	require.True(t, !strings.Contains(res.header.Get("Link"), `rel="next"`))
 
 	// Run status and attempts (E13).
-	noErr(t, v.e.SetRunStatus(testOwner, testRepo, run, "completed", "success"))
+	require.NoError(t, v.e.SetRunStatus(testOwner, testRepo, run, "completed", "success"))
 	r := v.do("GET", "/repos/example-org/build-lock/actions/runs/"+itoa(run), tok, nil).json(t)
-	eq(t, "completed", r["status"].(string))
-	eq(t, "success", r["conclusion"].(string))
-	eq(t, float64(1), r["run_attempt"].(float64))
-	eq(t, 2, v.e.NewRunAttempt(testOwner, testRepo, run))
+	require.Equal(t, "completed", r["status"].(string))
+	require.Equal(t, "success", r["conclusion"].(string))
+	require.Equal(t, float64(1), r["run_attempt"].(float64))
+	require.Equal(t, 2, v.e.NewRunAttempt(testOwner, testRepo, run))
 	r = v.do("GET", "/repos/example-org/build-lock/actions/runs/"+itoa(run), tok, nil).json(t)
-	eq(t, float64(2), r["run_attempt"].(float64))
-	check(t, r["conclusion"] == nil)
+	require.Equal(t, float64(2), r["run_attempt"].(float64))
+	require.True(t, r["conclusion"] == nil)
 	j2 := v.e.AddJob(testOwner, testRepo, run, 0, Job{Name: "again"})
 	job := v.do("GET", "/repos/example-org/build-lock/actions/jobs/"+itoa(j2), tok, nil).json(t)
-	eq(t, "queued", job["status"].(string))
-	check(t, job["runner_name"] == nil)
-	eq(t, http.StatusNotFound, v.do("GET", "/repos/example-org/build-lock/actions/runs/999", tok, nil).status)
+	require.Equal(t, "queued", job["status"].(string))
+	require.True(t, job["runner_name"] == nil)
+	require.Equal(t, http.StatusNotFound, v.do("GET", "/repos/example-org/build-lock/actions/runs/999", tok, nil).status)
 
 	// Workflow runs by file and event, newest first.
 	v.clk.Advance(60e9)
@@ -52,8 +53,8 @@ func TestRunsJobsPagination(t *testing.T) {
 	v.e.CreateRun(testOwner, testRepo, Run{Workflow: "reap-stale-locks.yml", Event: "workflow_dispatch"})
 	res = v.do("GET", "/repos/example-org/build-lock/actions/workflows/reap-stale-locks.yml/runs?event=schedule&per_page=2", tok, nil)
 	wr := res.json(t)
-	eq(t, float64(2), wr["total_count"].(float64))
-	eq(t, float64(newer), wr["workflow_runs"].([]any)[0].(map[string]any)["id"].(float64))
+	require.Equal(t, float64(2), wr["total_count"].(float64))
+	require.Equal(t, float64(newer), wr["workflow_runs"].([]any)[0].(map[string]any)["id"].(float64))
 }
 
 // Pull request heads (E15): https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
@@ -63,28 +64,28 @@ func TestPullsAndIssues(t *testing.T) {
 	v.e.AddToken("wf", TokenScope{Label: "wf", Repos: []string{"example-org/build-lock"}})
 	v.e.SetPullRequest(testOwner, testRepo, 7, "open", "abc123")
 	pr := v.do("GET", "/repos/example-org/build-lock/pulls/7", "wf", nil).json(t)
-	eq(t, "abc123", pr["head"].(map[string]any)["sha"].(string))
-	eq(t, "open", pr["state"].(string))
+	require.Equal(t, "abc123", pr["head"].(map[string]any)["sha"].(string))
+	require.Equal(t, "open", pr["state"].(string))
 	for i := range 7 {
 		res := v.do("POST", "/repos/example-org/build-lock/issues", "wf", map[string]any{"title": "t" + itoa(int64(i)), "body": "<!-- marker -->"})
-		eq(t, http.StatusCreated, res.status)
-		eq(t, WorkflowBotLogin, res.json(t)["user"].(map[string]any)["login"].(string))
+		require.Equal(t, http.StatusCreated, res.status)
+		require.Equal(t, WorkflowBotLogin, res.json(t)["user"].(map[string]any)["login"].(string))
 		v.clk.Advance(1e9)
 	}
 	res := v.do("GET", "/repos/example-org/build-lock/issues?state=all&creator=github-actions%5Bbot%5D&sort=created&direction=asc&per_page=5&page=1", "wf", nil)
-	eq(t, http.StatusOK, res.status)
-	check(t, strings.Contains(res.header.Get("Link"), `rel="next"`))
-	check(t, strings.HasPrefix(string(res.body), "["))
+	require.Equal(t, http.StatusOK, res.status)
+	require.True(t, strings.Contains(res.header.Get("Link"), `rel="next"`))
+	require.True(t, strings.HasPrefix(string(res.body), "["))
 	res = v.do("GET", "/repos/example-org/build-lock/issues?state=all&creator=github-actions%5Bbot%5D&sort=created&direction=asc&per_page=5&page=2", "wf", nil)
-	check(t, strings.Count(string(res.body), `"number"`) == 2, string(res.body))
+	require.Equal(t, 2, strings.Count(string(res.body), `"number"`), string(res.body))
 	res = v.do("PATCH", "/repos/example-org/build-lock/issues/8", "wf", map[string]any{"state": "closed"})
-	eq(t, http.StatusOK, res.status)
-	eq(t, "closed", res.json(t)["state"].(string))
-	eq(t, "closed", v.do("GET", "/repos/example-org/build-lock/issues/8", "wf", nil).json(t)["state"].(string))
+	require.Equal(t, http.StatusOK, res.status)
+	require.Equal(t, "closed", res.json(t)["state"].(string))
+	require.Equal(t, "closed", v.do("GET", "/repos/example-org/build-lock/issues/8", "wf", nil).json(t)["state"].(string))
 	// Installation tokens author as "<slug>[bot]".
-	noErr(t, v.e.SetAppSlug(testAppID, "build-lock-writer"))
+	require.NoError(t, v.e.SetAppSlug(testAppID, "build-lock-writer"))
 	res = v.do("POST", "/repos/example-org/build-lock/issues", v.mint(nil), map[string]any{"title": "x"})
-	eq(t, "build-lock-writer[bot]", res.json(t)["user"].(map[string]any)["login"].(string))
+	require.Equal(t, "build-lock-writer[bot]", res.json(t)["user"].(map[string]any)["login"].(string))
 }
 
 // Runner groups: https://docs.github.com/en/rest/actions/self-hosted-runner-groups
@@ -92,15 +93,15 @@ func TestRunnerGroups(t *testing.T) {
 	v := newEnv(t)
 	g := v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "unity", Visibility: "selected", SelectedRepos: []string{"build-lock"}})
 	v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "private", Visibility: "private"})
-	check(t, v.e.AddRunner(testOwner, g, Runner{Name: "win-1", OS: "Windows", Labels: []string{"self-hosted", "unity"}}) != 0)
+	require.True(t, v.e.AddRunner(testOwner, g, Runner{Name: "win-1", OS: "Windows", Labels: []string{"self-hosted", "unity"}}) != 0)
 	tok := v.mint(map[string]any{"permissions": map[string]string{"organization_self_hosted_runners": "read"}})
 	res := v.do("GET", "/orgs/example-org/actions/runner-groups?visible_to_repository=build-lock&per_page=100&page=1", tok, nil)
-	eq(t, http.StatusOK, res.status)
-	eq(t, float64(1), res.json(t)["total_count"].(float64))
+	require.Equal(t, http.StatusOK, res.status)
+	require.Equal(t, float64(1), res.json(t)["total_count"].(float64))
 	res = v.do("GET", "/orgs/example-org/actions/runner-groups/"+itoa(g)+"/runners?per_page=100", tok, nil)
-	eq(t, "online", res.json(t)["runners"].([]any)[0].(map[string]any)["status"].(string))
+	require.Equal(t, "online", res.json(t)["runners"].([]any)[0].(map[string]any)["status"].(string))
 	noTok := v.mint(map[string]any{"permissions": map[string]string{"contents": "read"}})
-	eq(t, http.StatusForbidden, v.do("GET", "/orgs/example-org/actions/runner-groups", noTok, nil).status)
+	require.Equal(t, http.StatusForbidden, v.do("GET", "/orgs/example-org/actions/runner-groups", noTok, nil).status)
 }
 
 // go-github v66 against the emulator over real HTTP (httptest) and in memory.
@@ -114,11 +115,11 @@ func TestGoGitHubCompatibility(t *testing.T) {
 	appClient := github.NewClient(nil).WithAuthToken(v.appJWT())
 	appClient.BaseURL = base
 	inst, _, err := appClient.Apps.FindRepositoryInstallation(ctx, testOwner, testRepo)
-	noErr(t, err)
-	eq(t, v.instID, inst.GetID())
+	require.NoError(t, err)
+	require.Equal(t, v.instID, inst.GetID())
 	it, _, err := appClient.Apps.CreateInstallationToken(ctx, inst.GetID(), &github.InstallationTokenOptions{
 		Repositories: []string{testRepo}, Permissions: &github.InstallationPermissions{Contents: github.String("write")}})
-	noErr(t, err)
+	require.NoError(t, err)
 
 	for _, c := range []*github.Client{
 		func() *github.Client {
@@ -135,25 +136,25 @@ func TestGoGitHubCompatibility(t *testing.T) {
 		path := "locks/" + strings.ReplaceAll(c.BaseURL.Host, ":", "-") + ".json"
 		cr, resp, err := c.Repositories.CreateFile(ctx, testOwner, testRepo, path, &github.RepositoryContentFileOptions{
 			Message: github.String("create"), Content: []byte(`{"v":1}`), Branch: github.String("main")})
-		noErr(t, err)
-		eq(t, http.StatusCreated, resp.StatusCode)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, resp.StatusCode)
 		fc, _, _, err := c.Repositories.GetContents(ctx, testOwner, testRepo, path, &github.RepositoryContentGetOptions{Ref: "main"})
-		noErr(t, err)
+		require.NoError(t, err)
 		got, err := fc.GetContent()
-		noErr(t, err)
-		eq(t, `{"v":1}`, got)
-		eq(t, cr.Content.GetSHA(), fc.GetSHA())
+		require.NoError(t, err)
+		require.Equal(t, `{"v":1}`, got)
+		require.Equal(t, cr.Content.GetSHA(), fc.GetSHA())
 		_, resp, err = c.Repositories.UpdateFile(ctx, testOwner, testRepo, path, &github.RepositoryContentFileOptions{
 			Message: github.String("update"), Content: []byte(`{"v":2}`), SHA: github.String(fc.GetSHA())})
-		noErr(t, err)
-		eq(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
 		_, resp, err = c.Repositories.UpdateFile(ctx, testOwner, testRepo, path, &github.RepositoryContentFileOptions{
 			Message: github.String("stale"), Content: []byte(`{"v":3}`), SHA: github.String(fc.GetSHA())})
-		check(t, err != nil)
-		eq(t, http.StatusConflict, resp.StatusCode)
+		require.True(t, err != nil)
+		require.Equal(t, http.StatusConflict, resp.StatusCode)
 		ref, _, err := c.Git.GetRef(ctx, testOwner, testRepo, "heads/main")
-		noErr(t, err)
-		check(t, ref.GetObject().GetSHA() != "")
+		require.NoError(t, err)
+		require.True(t, ref.GetObject().GetSHA() != "")
 	}
 
 	// Secondary limit is recognized by go-github as AbuseRateLimitError.
@@ -162,8 +163,8 @@ func TestGoGitHubCompatibility(t *testing.T) {
 	c.BaseURL = base
 	_, _, err = c.Repositories.Get(ctx, testOwner, testRepo)
 	var abuse *github.AbuseRateLimitError
-	check(t, asErr(err, &abuse), err)
-	eq(t, "7s", abuse.GetRetryAfter().String())
+	require.ErrorAs(t, err, &abuse)
+	require.Equal(t, "7s", abuse.GetRetryAfter().String())
 
 	// Response lost over real HTTP: the connection is closed, the write applied.
 	v.e.AddFault(Fault{Method: "PUT", Kind: WriteAcceptedResponseLost, Count: 1})
@@ -171,6 +172,6 @@ func TestGoGitHubCompatibility(t *testing.T) {
 	c.BaseURL = base
 	_, _, err = c.Repositories.CreateFile(ctx, testOwner, testRepo, "lost.json", &github.RepositoryContentFileOptions{
 		Message: github.String("m"), Content: []byte("{}")})
-	check(t, err != nil)
-	eq(t, 1, len(v.e.History(testOwner, testRepo, "main", "lost.json")))
+	require.True(t, err != nil)
+	require.Equal(t, 1, len(v.e.History(testOwner, testRepo, "main", "lost.json")))
 }

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func adminCall(t *testing.T, srv *httptest.Server, method, path string, body any) map[string]any {
@@ -21,13 +23,13 @@ func adminCall(t *testing.T, srv *httptest.Server, method, path string, body any
 	}
 	req, _ := http.NewRequest(method, srv.URL+"/_emulator"+path, rd)
 	resp, err := srv.Client().Do(req)
-	noErr(t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	check(t, resp.StatusCode < 300, method, path, resp.StatusCode, string(b))
+	require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, path, b)
 	var m map[string]any
 	if len(b) > 0 && b[0] == '{' {
-		noErr(t, json.Unmarshal(b, &m))
+		require.NoError(t, json.Unmarshal(b, &m))
 	}
 	return m
 }
@@ -45,7 +47,7 @@ func TestAdminAPISeeding(t *testing.T) {
 	adminCall(t, srv, "POST", "/repos", map[string]any{"owner": "acme", "name": "locks", "default_branch": "main"})
 	adminCall(t, srv, "POST", "/branches", map[string]any{"owner": "acme", "repo": "locks", "branch": "lock-state"})
 	f := adminCall(t, srv, "POST", "/files", map[string]any{"owner": "acme", "repo": "locks", "branch": "main", "path": "locks/x.config.json", "content": `{"maxHolders":2}`})
-	eq(t, BlobSHA([]byte(`{"maxHolders":2}`)), f["sha"].(string))
+	require.Equal(t, BlobSHA([]byte(`{"maxHolders":2}`)), f["sha"].(string))
 	adminCall(t, srv, "POST", "/apps", map[string]any{"app_id": testAppID, "public_key_pem": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))})
 	inst := adminCall(t, srv, "POST", "/installations", map[string]any{"app_id": testAppID, "owner": "acme"})
 	instID := int64(inst["installation_id"].(float64))
@@ -60,27 +62,27 @@ func TestAdminAPISeeding(t *testing.T) {
 	// REST through the seeded credentials.
 	v.instID = instID
 	res := v.do("POST", "/app/installations/"+itoa(instID)+"/access_tokens", v.appJWT(), nil)
-	eq(t, http.StatusCreated, res.status, string(res.body))
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
 	tok := res.json(t)["token"].(string)
 	res = v.do("GET", "/repos/acme/locks/contents/locks/x.config.json", tok, nil)
-	eq(t, http.StatusOK, res.status)
+	require.Equal(t, http.StatusOK, res.status)
 	res = v.do("GET", "/repos/acme/locks/actions/runs/"+itoa(runID), "wf-secret", nil)
-	eq(t, "failure", res.json(t)["conclusion"].(string))
+	require.Equal(t, "failure", res.json(t)["conclusion"].(string))
 
 	m := adminCall(t, srv, "GET", "/metrics", nil)
-	check(t, m["requests"].(float64) >= 3, m["requests"])
+	require.True(t, m["requests"].(float64) >= 3, m["requests"])
 	state := adminCall(t, srv, "GET", "/state", nil)
 	b, _ := json.Marshal(state)
-	check(t, !strings.Contains(string(b), "wf-secret") && !strings.Contains(string(b), tok), "state dump leaks a secret")
+	require.True(t, !strings.Contains(string(b), "wf-secret") && !strings.Contains(string(b), tok), "state dump leaks a secret")
 	req, _ := http.NewRequest("GET", srv.URL+"/_emulator/history?owner=acme&repo=locks&branch=main&path=locks/x.config.json", nil)
 	resp, err := srv.Client().Do(req)
-	noErr(t, err)
+	require.NoError(t, err)
 	var hist []Version
-	noErr(t, json.NewDecoder(resp.Body).Decode(&hist))
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&hist))
 	resp.Body.Close()
-	eq(t, 1, len(hist))
+	require.Equal(t, 1, len(hist))
 	adminCall(t, srv, "DELETE", "/faults", nil)
-	eq(t, 0, len(e.Faults()))
+	require.Equal(t, 0, len(e.Faults()))
 	mb, _ := json.Marshal(e.Metrics())
-	check(t, !strings.Contains(string(mb), "ghs_"), "metrics leak a token")
+	require.True(t, !strings.Contains(string(mb), "ghs_"), "metrics leak a token")
 }

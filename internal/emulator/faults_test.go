@@ -7,21 +7,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestFaultServerErrorAnd401Burst(t *testing.T) {
 	v := newEnv(t)
 	tok := v.mint(nil)
 	v.e.AddFault(Fault{Method: "GET", PathPattern: "/repos/example-org/build-lock", Kind: ServerError, Status: 502, Count: 1})
-	eq(t, http.StatusBadGateway, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
-	eq(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusBadGateway, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
 	v.e.AddFault(Fault{PathPattern: "/repos/*/*", Kind: Unauthorized401, Count: 2})
-	eq(t, http.StatusUnauthorized, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
-	eq(t, http.StatusUnauthorized, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
-	eq(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusUnauthorized, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusUnauthorized, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
 	m := v.e.Metrics()
-	eq(t, int64(1), m.FaultsByKind[ServerError])
-	eq(t, int64(2), m.FaultsByKind[Unauthorized401])
+	require.Equal(t, int64(1), m.FaultsByKind[ServerError])
+	require.Equal(t, int64(2), m.FaultsByKind[Unauthorized401])
 }
 
 // Secondary limits answer 403 or 429 with Retry-After:
@@ -31,18 +33,18 @@ func TestFaultSecondaryLimits(t *testing.T) {
 	tok := v.mint(nil)
 	v.e.AddFault(Fault{Kind: SecondaryRateLimit403, RetryAfter: "30", Count: 1})
 	res := v.do("GET", "/repos/example-org/build-lock", tok, nil)
-	eq(t, http.StatusForbidden, res.status)
-	eq(t, "30", res.header.Get("Retry-After"))
-	check(t, strings.HasPrefix(res.json(t)["message"].(string), "You have exceeded a secondary rate limit"))
-	check(t, strings.HasSuffix(res.json(t)["documentation_url"].(string), "secondary-rate-limits"))
+	require.Equal(t, http.StatusForbidden, res.status)
+	require.Equal(t, "30", res.header.Get("Retry-After"))
+	require.True(t, strings.HasPrefix(res.json(t)["message"].(string), "You have exceeded a secondary rate limit"))
+	require.True(t, strings.HasSuffix(res.json(t)["documentation_url"].(string), "secondary-rate-limits"))
 	date := v.clk.Now().Add(2 * time.Minute).Format(http.TimeFormat)
 	v.e.AddFault(Fault{Kind: TooManyRequests429, RetryAfter: date, Count: 1})
 	res = v.do("GET", "/repos/example-org/build-lock", tok, nil)
-	eq(t, http.StatusTooManyRequests, res.status)
-	eq(t, date, res.header.Get("Retry-After"))
+	require.Equal(t, http.StatusTooManyRequests, res.status)
+	require.Equal(t, date, res.header.Get("Retry-After"))
 	log := v.e.Metrics().Log
-	check(t, log[len(log)-1].RetryAfterUntil.Equal(v.clk.Now().Add(2*time.Minute)), log[len(log)-1].RetryAfterUntil)
-	check(t, log[len(log)-2].RetryAfterUntil.Equal(v.clk.Now().Add(30*time.Second)))
+	require.True(t, log[len(log)-1].RetryAfterUntil.Equal(v.clk.Now().Add(2*time.Minute)), log[len(log)-1].RetryAfterUntil)
+	require.True(t, log[len(log)-2].RetryAfterUntil.Equal(v.clk.Now().Add(30*time.Second)))
 }
 
 func TestFaultPrimaryExhausted(t *testing.T) {
@@ -51,21 +53,21 @@ func TestFaultPrimaryExhausted(t *testing.T) {
 	v.e.AddFault(Fault{Kind: PrimaryExhausted, Count: 1})
 	for range 2 {
 		res := v.do("GET", "/repos/example-org/build-lock", tok, nil)
-		eq(t, http.StatusForbidden, res.status)
-		eq(t, "0", res.header.Get("X-RateLimit-Remaining"))
+		require.Equal(t, http.StatusForbidden, res.status)
+		require.Equal(t, "0", res.header.Get("X-RateLimit-Remaining"))
 	}
 	v.clk.Advance(time.Hour)
 	tok = v.mint(nil)
-	eq(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
 }
 
 func TestFaultLatencyUsesClock(t *testing.T) {
 	v := newEnv(t)
 	tok := v.mint(nil)
 	v.e.AddFault(Fault{Kind: Latency, Latency: 3 * time.Second})
-	eq(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
-	eq(t, 1, len(v.clk.Sleeps()))
-	eq(t, 3*time.Second, v.clk.Sleeps()[0])
+	require.Equal(t, http.StatusOK, v.do("GET", "/repos/example-org/build-lock", tok, nil).status)
+	require.Equal(t, 1, len(v.clk.Sleeps()))
+	require.Equal(t, 3*time.Second, v.clk.Sleeps()[0])
 }
 
 func TestFaultStallHonorsContext(t *testing.T) {
@@ -80,7 +82,7 @@ func TestFaultStallHonorsContext(t *testing.T) {
 	}()
 	cancel()
 	err := <-done
-	check(t, errors.Is(err, context.Canceled), err)
+	require.True(t, errors.Is(err, context.Canceled), err)
 }
 
 // Write accepted, response lost: the reference treats a later 409 as ambiguous (spec §3.3).
@@ -90,10 +92,10 @@ func TestFaultWriteAcceptedResponseLost(t *testing.T) {
 	v.e.AddFault(Fault{Method: "PUT", PathPattern: "/repos/example-org/build-lock/contents/", Kind: WriteAcceptedResponseLost, Count: 1})
 	_, err := v.try(context.Background(), "PUT", "/repos/example-org/build-lock/contents/locks/l.json", tok,
 		map[string]any{"message": "m", "content": b64("{}")})
-	check(t, errors.Is(err, ErrResponseLost), err)
-	eq(t, 1, len(v.e.History(testOwner, testRepo, "main", "locks/l.json")))
+	require.True(t, errors.Is(err, ErrResponseLost), err)
+	require.Equal(t, 1, len(v.e.History(testOwner, testRepo, "main", "locks/l.json")))
 	// Retrying without the sha now conflicts (422): the write did land.
-	eq(t, http.StatusUnprocessableEntity, v.put(tok, "locks/l.json", "{}", "", "").status)
+	require.Equal(t, http.StatusUnprocessableEntity, v.put(tok, "locks/l.json", "{}", "", "").status)
 }
 
 func TestFaultTransportResetAppliesNothing(t *testing.T) {
@@ -101,8 +103,8 @@ func TestFaultTransportResetAppliesNothing(t *testing.T) {
 	tok := v.mint(nil)
 	v.e.AddFault(Fault{Method: "PUT", Kind: TransportReset, Count: 1})
 	_, err := v.try(context.Background(), "PUT", "/repos/example-org/build-lock/contents/a", tok, map[string]any{"message": "m", "content": b64("x")})
-	check(t, errors.Is(err, ErrConnectionReset), err)
-	eq(t, 0, len(v.e.History(testOwner, testRepo, "main", "a")))
+	require.True(t, errors.Is(err, ErrConnectionReset), err)
+	require.Equal(t, 0, len(v.e.History(testOwner, testRepo, "main", "a")))
 }
 
 func TestFaultStaleRead(t *testing.T) {
@@ -112,9 +114,9 @@ func TestFaultStaleRead(t *testing.T) {
 	_, _ = v.e.PutFile(testOwner, testRepo, "main", "s.json", []byte("2"))
 	v.e.AddFault(Fault{Kind: StaleRead, StaleVersions: 1, Count: 1})
 	res := v.do("GET", "/repos/example-org/build-lock/contents/s.json", tok, nil)
-	eq(t, s1, res.json(t)["sha"].(string))
+	require.Equal(t, s1, res.json(t)["sha"].(string))
 	res = v.do("GET", "/repos/example-org/build-lock/contents/s.json", tok, nil)
-	eq(t, BlobSHA([]byte("2")), res.json(t)["sha"].(string))
+	require.Equal(t, BlobSHA([]byte("2")), res.json(t)["sha"].(string))
 }
 
 func TestFaultHTMLWhoaAndProbabilityDeterminism(t *testing.T) {
@@ -122,10 +124,10 @@ func TestFaultHTMLWhoaAndProbabilityDeterminism(t *testing.T) {
 	tok := v.mint(nil)
 	v.e.AddFault(Fault{Kind: HTMLWhoa400, Count: 1})
 	res := v.do("GET", "/repos/example-org/build-lock", tok, nil)
-	eq(t, http.StatusBadRequest, res.status)
-	check(t, strings.HasPrefix(res.header.Get("Content-Type"), "text/html"))
+	require.Equal(t, http.StatusBadRequest, res.status)
+	require.True(t, strings.HasPrefix(res.header.Get("Content-Type"), "text/html"))
 	for _, marker := range []string{"<title>Bad request", "Whoa there!", "invalid request", "GitHub"} {
-		check(t, strings.Contains(string(res.body), marker), marker)
+		require.True(t, strings.Contains(string(res.body), marker), marker)
 	}
 	run := func() []int {
 		w := newEnv(t)
@@ -138,8 +140,8 @@ func TestFaultHTMLWhoaAndProbabilityDeterminism(t *testing.T) {
 		return out
 	}
 	a, b := run(), run()
-	eq(t, len(a), len(b))
+	require.Equal(t, len(a), len(b))
 	for i := range a {
-		eq(t, a[i], b[i])
+		require.Equal(t, a[i], b[i])
 	}
 }

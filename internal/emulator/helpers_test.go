@@ -7,7 +7,6 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
+	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
@@ -75,7 +75,7 @@ func (v *env) jwt(iat, exp time.Duration, key *rsa.PrivateKey, iss any) string {
 	now := v.clk.Now()
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iat": now.Add(iat).Unix(), "exp": now.Add(exp).Unix(), "iss": iss})
 	s, err := tok.SignedString(key)
-	noErr(v.t, err)
+	require.NoError(v.t, err)
 	return s
 }
 
@@ -91,14 +91,14 @@ type result struct {
 func (r result) json(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
-	noErr(t, json.Unmarshal(r.body, &m), string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &m), string(r.body))
 	return m
 }
 
 func (v *env) do(method, path, token string, body any, hdr ...string) result {
 	v.t.Helper()
 	res, err := v.try(context.Background(), method, path, token, body, hdr...)
-	noErr(v.t, err)
+	require.NoError(v.t, err)
 	return res
 }
 
@@ -130,7 +130,7 @@ func (v *env) try(ctx context.Context, method, path, token string, body any, hdr
 func (v *env) mint(body any) string {
 	v.t.Helper()
 	res := v.do("POST", "/app/installations/"+itoa(v.instID)+"/access_tokens", v.appJWT(), body)
-	eq(v.t, http.StatusCreated, res.status, string(res.body))
+	require.Equal(v.t, http.StatusCreated, res.status, string(res.body))
 	return res.json(v.t)["token"].(string)
 }
 
@@ -149,29 +149,3 @@ func (v *env) put(token, path, content, branch, sha string) result {
 	}
 	return v.do("PUT", "/repos/"+testOwner+"/"+testRepo+"/contents/"+path, token, body)
 }
-
-// testify's go.sum entries are incomplete in this module (go.yaml.in/yaml/v3
-// is missing), so these tests use tiny local assertion helpers instead.
-
-func noErr(t *testing.T, err error, msg ...any) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v %v", err, msg)
-	}
-}
-
-func eq[T comparable](t *testing.T, want, got T, msg ...any) {
-	t.Helper()
-	if want != got {
-		t.Fatalf("want %v, got %v %v", want, got, msg)
-	}
-}
-
-func check(t *testing.T, cond bool, msg ...any) {
-	t.Helper()
-	if !cond {
-		t.Fatal(msg...)
-	}
-}
-
-func asErr[T error](err error, target *T) bool { return errors.As(err, target) }

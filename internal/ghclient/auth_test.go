@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 
 	jwt "github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
@@ -67,27 +68,19 @@ func checkJWT(clk clock.Clock) func(t *testing.T, r *http.Request, _ []byte) {
 	return func(t *testing.T, r *http.Request, _ []byte) {
 		t.Helper()
 		raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			t.Errorf("JWT call without Bearer auth: %q", r.Header.Get("Authorization"))
+		if !assert.True(t, ok, "JWT call without Bearer auth: %q", r.Header.Get("Authorization")) {
 			return
 		}
 		claims := &jwt.RegisteredClaims{}
 		_, err := jwt.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return &testKey.PublicKey, nil },
 			jwt.WithValidMethods([]string{"RS256"}), jwt.WithoutClaimsValidation())
-		if err != nil {
-			t.Errorf("JWT does not verify: %v", err)
+		if !assert.NoError(t, err, "JWT does not verify") {
 			return
 		}
 		now := clk.Now().Truncate(time.Second)
-		if claims.Issuer != strconv.Itoa(testAppID) {
-			t.Errorf("iss = %q", claims.Issuer)
-		}
-		if !claims.IssuedAt.Time.Equal(now.Add(-60 * time.Second)) {
-			t.Errorf("iat = %s, want %s", claims.IssuedAt.Time, now.Add(-60*time.Second))
-		}
-		if !claims.ExpiresAt.Time.Equal(now.Add(540 * time.Second)) {
-			t.Errorf("exp = %s, want %s", claims.ExpiresAt.Time, now.Add(540*time.Second))
-		}
+		assert.Equal(t, strconv.Itoa(testAppID), claims.Issuer, "iss")
+		assert.WithinDuration(t, now.Add(-60*time.Second), claims.IssuedAt.Time, 0, "iat")
+		assert.WithinDuration(t, now.Add(540*time.Second), claims.ExpiresAt.Time, 0, "exp")
 	}
 }
 
@@ -101,22 +94,17 @@ func mintOK(h *harness, token string) reply {
 		check: func(t *testing.T, r *http.Request, body []byte) {
 			checkJWT(h.clock)(t, r, body)
 			var got map[string]any
-			if err := json.Unmarshal(body, &got); err != nil {
-				t.Errorf("mint body %q: %v", body, err)
+			if !assert.NoError(t, json.Unmarshal(body, &got), "mint body %q", body) {
 				return
 			}
 			want := map[string]any{"repositories": []any{"r"}, "permissions": map[string]any{"contents": "write"}}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("mint body = %v, want %v", got, want)
-			}
+			assert.Equal(t, want, got, "mint body")
 		}}
 }
 
 func withToken(token string, rep reply) reply {
 	rep.check = func(t *testing.T, r *http.Request, _ []byte) {
-		if got := r.Header.Get("Authorization"); got != "Bearer "+token {
-			t.Errorf("resource Authorization = %q, want the token %q", got, token)
-		}
+		assert.Equal(t, "Bearer "+token, r.Header.Get("Authorization"), "resource Authorization")
 	}
 	return rep
 }
@@ -130,16 +118,16 @@ func TestAppAuthMintsOnceMasksAndReuses(t *testing.T) {
 		h.srv.on("GET", repoPath, withToken("ghs_tokenOne", reply{body: okRepo}))
 	}
 	for i := 0; i < 3; i++ {
-		mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	}
-	eq(t, strings.Join(h.masked(), ","), "ghs_tokenOne", "masked tokens")
+	assert.Equal(t, "ghs_tokenOne", strings.Join(h.masked(), ","), "masked tokens")
 	st := h.c.Stats()
-	eq(t, st.TokenMints, int64(1), "Stats.TokenMints")
-	eq(t, st.Requests, int64(5), "Stats.Requests")
+	assert.Equal(t, int64(1), st.TokenMints, "Stats.TokenMints")
+	assert.Equal(t, int64(5), st.Requests, "Stats.Requests")
 	for _, r := range h.srv.requests() {
-		eq(t, r.header.Get("X-GitHub-Api-Version"), APIVersion, r.method+" "+r.path+" api version")
-		eq(t, r.header.Get("User-Agent"), "build-lock-test/1", r.method+" "+r.path+" user agent")
-		has(t, r.header.Get("Accept"), "application/vnd.github", r.method+" "+r.path+" accept")
+		assert.Equal(t, APIVersion, r.header.Get("X-GitHub-Api-Version"), r.method+" "+r.path+" api version")
+		assert.Equal(t, "build-lock-test/1", r.header.Get("User-Agent"), r.method+" "+r.path+" user agent")
+		assert.Contains(t, r.header.Get("Accept"), "application/vnd.github", r.method+" "+r.path+" accept")
 	}
 }
 
@@ -149,15 +137,15 @@ func TestAppTokenRefreshedFiveMinutesBeforeExpiry(t *testing.T) {
 	h.srv.on("GET", "/repos/o/r/installation", lookupOK(h, 7))
 	h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_first"))
 	h.srv.on("GET", repoPath, withToken("ghs_first", reply{body: okRepo}), withToken("ghs_first", reply{body: okRepo}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	h.clock.Advance(54 * time.Minute) // 6 min left: still fresh
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	h.clock.Advance(time.Minute) // 5 min left: refresh
 	h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_second"))
 	h.srv.on("GET", repoPath, withToken("ghs_second", reply{body: okRepo}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, h.c.Stats().TokenMints, int64(2), "Stats.TokenMints")
-	eq(t, strings.Join(h.masked(), ","), "ghs_first,ghs_second", "masked")
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	assert.Equal(t, int64(2), h.c.Stats().TokenMints, "Stats.TokenMints")
+	assert.Equal(t, "ghs_first,ghs_second", strings.Join(h.masked(), ","), "masked")
 }
 
 func TestApp401ReplaysOnceThenBacksOff(t *testing.T) {
@@ -168,12 +156,12 @@ func TestApp401ReplaysOnceThenBacksOff(t *testing.T) {
 		h.srv.on("GET", "/repos/o/r/installation", lookupOK(h, 7))
 		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_stale"), mintOK(h, "ghs_fresh"))
 		h.srv.on("GET", repoPath, withToken("ghs_stale", reply{status: 401, body: msg("Bad credentials")}), withToken("ghs_fresh", reply{body: okRepo}))
-		mustNoErr(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
 		eqSleeps(t, h.clock.Sleeps())
 		st := h.c.Stats()
-		eq(t, st.Replays, int64(1), "Stats.Replays")
-		eq(t, st.TokenMints, int64(2), "Stats.TokenMints")
-		eq(t, strings.Join(h.masked(), ","), "ghs_stale,ghs_fresh", "masked")
+		assert.Equal(t, int64(1), st.Replays, "Stats.Replays")
+		assert.Equal(t, int64(2), st.TokenMints, "Stats.TokenMints")
+		assert.Equal(t, "ghs_stale,ghs_fresh", strings.Join(h.masked(), ","), "masked")
 	})
 	t.Run("later 401s back off", func(t *testing.T) {
 		t.Parallel()
@@ -181,9 +169,9 @@ func TestApp401ReplaysOnceThenBacksOff(t *testing.T) {
 		h.srv.on("GET", "/repos/o/r/installation", lookupOK(h, 7))
 		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_a"), mintOK(h, "ghs_b"))
 		h.srv.on("GET", repoPath, reply{status: 401}, reply{status: 401}, reply{status: 401}, withToken("ghs_b", reply{body: okRepo}))
-		mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
 		eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000))
-		eq(t, h.c.Stats().TokenMints, int64(2), "Stats.TokenMints")
+		assert.Equal(t, int64(2), h.c.Stats().TokenMints, "Stats.TokenMints")
 	})
 	t.Run("replay does not consume an attempt", func(t *testing.T) {
 		t.Parallel()
@@ -192,9 +180,9 @@ func TestApp401ReplaysOnceThenBacksOff(t *testing.T) {
 		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_a"), mintOK(h, "ghs_b"))
 		h.srv.on("GET", repoPath, reply{status: 401}, reply{status: 401})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
-		eq(t, e.Attempts, 1, "Attempts")
-		eq(t, e.Status, 401, "Status")
-		eq(t, e.Code, CodeRetryExhausted, "Code")
+		assert.Equal(t, 1, e.Attempts, "Attempts")
+		assert.Equal(t, 401, e.Status, "Status")
+		assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
 	})
 }
 
@@ -207,16 +195,14 @@ func TestMintFailureCountsAsOneAttemptAndIsNeverAmbiguous(t *testing.T) {
 	h.srv.on("PUT", filePath, withToken("ghs_ok", reply{status: 409, body: msg("sha mismatch")}))
 	err := h.putFile(context.Background(), Budget{})
 	e := mustErr(t, err)
-	eq(t, e.Class, ClassConflict, "Class")
-	eq(t, e.MaybeApplied, false, "MaybeApplied")
-	eq(t, e.Attempts, 2, "Attempts")
+	assert.Equal(t, ClassConflict, e.Class, "Class")
+	assert.Equal(t, false, e.MaybeApplied, "MaybeApplied")
+	assert.Equal(t, 2, e.Attempts, "Attempts")
 	eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(500))
 	w := h.warnings()
-	if len(w) != 3 {
-		t.Fatalf("warnings = %q", w)
-	}
-	eq(t, w[0], "POST /app/installations/7/access_tokens returned HTTP 503; retrying in 500 ms (attempt 1/3)", "warning 0")
-	eq(t, w[2], "PUT contents locks/x.json could not obtain credentials; retrying in 500 ms (attempt 1/5)", "warning 2")
+	require.Len(t, w, 3, "warnings")
+	assert.Equal(t, "POST /app/installations/7/access_tokens returned HTTP 503; retrying in 500 ms (attempt 1/3)", w[0], "warning 0")
+	assert.Equal(t, "PUT contents locks/x.json could not obtain credentials; retrying in 500 ms (attempt 1/5)", w[2], "warning 2")
 }
 
 func TestCredentialExhaustionNamesTheCredentialFailure(t *testing.T) {
@@ -228,14 +214,14 @@ func TestCredentialExhaustionNamesTheCredentialFailure(t *testing.T) {
 	}
 	err := h.putFile(context.Background(), Budget{MaxAttempts: 2})
 	e := mustErr(t, err)
-	eq(t, e.CredentialFailure, true, "CredentialFailure")
-	eq(t, IsCredentialFailure(err), true, "IsCredentialFailure")
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.Status, 0, "Status")
-	eq(t, e.MaybeApplied, false, "MaybeApplied")
-	eq(t, e.Error(), "PUT contents locks/x.json exhausted its bounded GitHub API retry budget after 2 attempt(s); last failure: "+
+	assert.Equal(t, true, e.CredentialFailure, "CredentialFailure")
+	assert.Equal(t, true, IsCredentialFailure(err), "IsCredentialFailure")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, 0, e.Status, "Status")
+	assert.Equal(t, false, e.MaybeApplied, "MaybeApplied")
+	assert.Equal(t, "PUT contents locks/x.json exhausted its bounded GitHub API retry budget after 2 attempt(s); last failure: "+
 		"credential unavailable: POST /app/installations/7/access_tokens exhausted its bounded GitHub API retry budget after 3 attempt(s); "+
-		"last failure: HTTP 502: Bad Gateway; request-id=MINT-5", "Error()")
+		"last failure: HTTP 502: Bad Gateway; request-id=MINT-5", e.Error(), "Error()")
 }
 
 func TestMintInheritsTheCallDeadline(t *testing.T) {
@@ -249,9 +235,9 @@ func TestMintInheritsTheCallDeadline(t *testing.T) {
 	e := mustErr(t, h.putFile(context.Background(), Budget{Deadline: start.Add(5 * time.Second)}))
 	// Not 3 attempts: the mint retries for as long as the serving call may.
 	eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(2000), ms(1500))
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
-	eq(t, e.CredentialFailure, true, "CredentialFailure")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
+	assert.Equal(t, true, e.CredentialFailure, "CredentialFailure")
 }
 
 func TestMint404LooksUpTheInstallationOnceMore(t *testing.T) {
@@ -261,7 +247,7 @@ func TestMint404LooksUpTheInstallationOnceMore(t *testing.T) {
 	h.srv.on("POST", "/app/installations/7/access_tokens", reply{status: 404, body: msg("Not Found")})
 	h.srv.on("POST", "/app/installations/8/access_tokens", mintOK(h, "ghs_eight"))
 	h.srv.on("GET", repoPath, withToken("ghs_eight", reply{body: okRepo}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	eqSleeps(t, h.clock.Sleeps())
 }
 
@@ -272,10 +258,10 @@ func TestFatalCredentialFailuresEndTheCall(t *testing.T) {
 		h := appHarness(t, nil)
 		h.srv.on("GET", "/repos/o/r/installation", reply{status: 404, body: msg("Not Found")})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{}))
-		eq(t, e.Class, ClassFatal, "Class")
-		eq(t, e.CredentialFailure, true, "CredentialFailure")
-		eq(t, IsNotFound(e), false, "IsNotFound (the resource was never asked)")
-		eq(t, e.Error(), "GET repos o/r failed: credential unavailable: GET /repos/o/r/installation failed with HTTP 404: Not Found", "Error()")
+		assert.Equal(t, ClassFatal, e.Class, "Class")
+		assert.Equal(t, true, e.CredentialFailure, "CredentialFailure")
+		assert.Equal(t, false, IsNotFound(e), "IsNotFound (the resource was never asked)")
+		assert.Equal(t, "GET repos o/r failed: credential unavailable: GET /repos/o/r/installation failed with HTTP 404: Not Found", e.Error(), "Error()")
 	})
 	t.Run("mint without expiry", func(t *testing.T) {
 		t.Parallel()
@@ -283,9 +269,9 @@ func TestFatalCredentialFailuresEndTheCall(t *testing.T) {
 		h.srv.on("GET", "/repos/o/r/installation", lookupOK(h, 7))
 		h.srv.on("POST", "/app/installations/7/access_tokens", reply{status: 201, body: `{"token":"ghs_noexpiry"}`})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{}))
-		eq(t, e.CredentialFailure, true, "CredentialFailure")
-		has(t, e.Error(), "missing a valid token or expiry", "Error()")
-		eq(t, len(h.masked()), 0, "masked (an unusable token is never used)")
+		assert.Equal(t, true, e.CredentialFailure, "CredentialFailure")
+		assert.Contains(t, e.Error(), "missing a valid token or expiry", "Error()")
+		assert.Equal(t, 0, len(h.masked()), "masked (an unusable token is never used)")
 	})
 	t.Run("org installation for the reader", func(t *testing.T) {
 		t.Parallel()
@@ -299,7 +285,7 @@ func TestFatalCredentialFailuresEndTheCall(t *testing.T) {
 		h.srv.on("POST", "/app/installations/9/access_tokens", reply{status: 201,
 			body: `{"token":"ghs_reader","expires_at":"` + h.clock.Now().Add(time.Hour).Format(time.RFC3339) + `"}`})
 		h.srv.on("GET", repoPath, withToken("ghs_reader", reply{body: okRepo}))
-		mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	})
 }
 
@@ -307,25 +293,19 @@ func TestPrivateKeyHandling(t *testing.T) {
 	t.Parallel()
 	_, pemBytes := appKey(t)
 	oneLine := strings.ReplaceAll(strings.TrimSpace(string(pemBytes)), "\n", `\n`)
-	if strings.Contains(oneLine, "\n") {
-		t.Fatal("test key still has a real newline")
-	}
+	require.NotContains(t, oneLine, "\n", "test key still has a real newline")
 	base := Config{AppID: testAppID, InstallationRepository: "o/r", Clock: clock.NewFake(testStart())}
 	cfg := base
 	cfg.PrivateKey = []byte(oneLine)
-	if _, err := New(context.Background(), cfg); err != nil {
-		t.Fatalf("key with literal \\n sequences: %v", err)
-	}
+	_, err := New(context.Background(), cfg)
+	require.NoError(t, err, "key with literal \\n sequences")
 	bad := "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----\n"
 	cfg.PrivateKey = []byte(bad)
-	_, err := New(context.Background(), cfg)
-	if err == nil {
-		t.Fatal("expected an invalid key error")
-	}
-	has(t, err.Error(), "is not a valid private key", "error")
-	if containsAny(err.Error(), "PRIVATE KEY", "MIIB") {
-		t.Errorf("error echoes the key: %q", err)
-	}
+	_, err = New(context.Background(), cfg)
+	require.Error(t, err, "expected an invalid key error")
+	assert.Contains(t, err.Error(), "is not a valid private key", "error")
+	assert.NotContains(t, err.Error(), "PRIVATE KEY", "error echoes the key")
+	assert.NotContains(t, err.Error(), "MIIB", "error echoes the key")
 }
 
 func TestConcurrentCallsShareOneMint(t *testing.T) {
@@ -349,7 +329,7 @@ func TestConcurrentCallsShareOneMint(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		mustNoErr(t, err)
+		require.NoError(t, err)
 	}
-	eq(t, h.c.Stats().TokenMints, int64(1), "Stats.TokenMints")
+	assert.Equal(t, int64(1), h.c.Stats().TokenMints, "Stats.TokenMints")
 }

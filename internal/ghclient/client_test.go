@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewValidation(t *testing.T) {
@@ -34,13 +36,9 @@ func TestNewValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := New(context.Background(), tc.cfg)
-			if err == nil {
-				t.Fatalf("expected error containing %q", tc.want)
-			}
-			has(t, err.Error(), tc.want, "error")
-			if strings.Contains(err.Error(), "secret") {
-				t.Errorf("error echoes a credential: %q", err)
-			}
+			require.Error(t, err, "expected error containing %q", tc.want)
+			assert.Contains(t, err.Error(), tc.want, "error")
+			assert.NotContains(t, err.Error(), "secret", "error echoes a credential")
 		})
 	}
 }
@@ -55,8 +53,8 @@ func TestAPIURLForms(t *testing.T) {
 		{"https://ghe.example.com/api/v3/", "https://ghe.example.com/api/v3/"},
 	} {
 		c, err := New(context.Background(), Config{Token: "x", APIURL: tc.in})
-		mustNoErr(t, err)
-		eq(t, c.GitHub().BaseURL.String(), tc.want, "BaseURL for "+tc.in)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, c.GitHub().BaseURL.String(), "BaseURL for "+tc.in)
 	}
 }
 
@@ -65,19 +63,19 @@ func TestEveryRequestCarriesPinnedHeaders(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.on("GET", repoPath, reply{status: 500}, reply{body: okRepo})
 	h.srv.on("PUT", filePath, reply{body: okPut})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	mustNoErr(t, h.putFile(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.putFile(context.Background(), Budget{}))
 	// A call made directly through GitHub(), outside Do.
 	h.srv.on("GET", repoPath, reply{body: okRepo})
 	_, _, err := h.c.GitHub().Repositories.Get(context.Background(), "o", "r")
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	reqs := h.srv.requests()
-	eq(t, len(reqs), 4, "requests")
+	assert.Equal(t, 4, len(reqs), "requests")
 	for _, r := range reqs {
-		eq(t, r.header.Get("X-GitHub-Api-Version"), "2022-11-28", "api version")
-		eq(t, r.header.Get("User-Agent"), DefaultUserAgent(), "user agent")
-		has(t, r.header.Get("Accept"), "application/vnd.github", "accept")
-		eq(t, r.header.Get("Authorization"), "Bearer test-plain-token-value", "authorization")
+		assert.Equal(t, "2022-11-28", r.header.Get("X-GitHub-Api-Version"), "api version")
+		assert.Equal(t, DefaultUserAgent(), r.header.Get("User-Agent"), "user agent")
+		assert.Contains(t, r.header.Get("Accept"), "application/vnd.github", "accept")
+		assert.Equal(t, "Bearer test-plain-token-value", r.header.Get("Authorization"), "authorization")
 	}
 }
 
@@ -89,7 +87,7 @@ func TestOpNameDefaultsToTheRequest(t *testing.T) {
 		_, resp, err := h.c.GitHub().Repositories.Get(ctx, "o", "r")
 		return resp, err
 	})
-	eq(t, err.Error(), "GET /api/v3/repos/o/r failed with HTTP 404: Not Found; request-id=ID-9", "Error()")
+	assert.Equal(t, "GET /api/v3/repos/o/r failed with HTTP 404: Not Found; request-id=ID-9", err.Error(), "Error()")
 }
 
 func TestErrorTextNeverCarriesSecrets(t *testing.T) {
@@ -130,14 +128,10 @@ func TestErrorTextNeverCarriesSecrets(t *testing.T) {
 	_, err := New(context.Background(), Config{AppID: 1, InstallationOwner: "o", PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----\nnot a key\n-----END RSA PRIVATE KEY-----")})
 	texts = append(texts, err.Error())
 
-	if len(texts) < 8 {
-		t.Fatalf("collected only %d texts: %q", len(texts), texts)
-	}
+	require.GreaterOrEqual(t, len(texts), 8, "collected only %d texts: %q", len(texts), texts)
 	for _, s := range texts {
 		for _, f := range forbidden {
-			if strings.Contains(s, f) {
-				t.Errorf("text contains %q: %q", f, s)
-			}
+			assert.NotContains(t, s, f)
 		}
 	}
 }
@@ -155,7 +149,7 @@ func TestRedactText(t *testing.T) {
 		"-----BEGIN PRIVATE KEY-----\nAAA\n-----END PRIVATE KEY-----": "[REDACTED]",
 		"installation token response is missing a valid token":        "installation token response is missing a valid token",
 	} {
-		eq(t, redactText(in), want, "redactText("+in+")")
+		assert.Equal(t, want, redactText(in), "redactText("+in+")")
 	}
 }
 
@@ -183,22 +177,21 @@ func TestParseRetryAfter(t *testing.T) {
 		{"Mon, 02 Jun 2025 12:00:30 GMT x", 0, false},
 	} {
 		got, ok := parseRetryAfter(tc.in, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseRetryAfter(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		assert.Equal(t, tc.want, got, "parseRetryAfter(%q)", tc.in)
+		assert.Equal(t, tc.ok, ok, "parseRetryAfter(%q) ok", tc.in)
 	}
 }
 
 func TestWhoaThereNeedsAllMarkers(t *testing.T) {
 	t.Parallel()
 	html := http.Header{"Content-Type": {"text/html"}}
-	eq(t, isWhoaThere(html, whoaBody), true, "full page")
-	eq(t, isWhoaThere(http.Header{"Content-Type": {"application/json"}}, whoaBody), false, "json content type")
-	eq(t, isWhoaThere(html, strings.Replace(whoaBody, "Whoa there!", "Hello", 1)), false, "missing marker")
+	assert.Equal(t, true, isWhoaThere(html, whoaBody), "full page")
+	assert.Equal(t, false, isWhoaThere(http.Header{"Content-Type": {"application/json"}}, whoaBody), "json content type")
+	assert.Equal(t, false, isWhoaThere(html, strings.Replace(whoaBody, "Whoa there!", "Hello", 1)), "missing marker")
 }
 
 func TestClassString(t *testing.T) {
 	t.Parallel()
-	eq(t, ClassAmbiguous.String(), "ambiguous", "String")
-	eq(t, Class(42).String(), "class(42)", "String")
+	assert.Equal(t, "ambiguous", ClassAmbiguous.String(), "String")
+	assert.Equal(t, "class(42)", Class(42).String(), "String")
 }

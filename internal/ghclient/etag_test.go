@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestETagRevalidation(t *testing.T) {
@@ -13,16 +15,16 @@ func TestETagRevalidation(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.on("GET", repoPath,
 		reply{body: okRepo, header: hdr("ETag", `W/"v1"`), check: func(t *testing.T, r *http.Request, _ []byte) {
-			eq(t, r.Header.Get("If-None-Match"), "", "first If-None-Match")
+			assert.Equal(t, "", r.Header.Get("If-None-Match"), "first If-None-Match")
 		}},
 		reply{status: 304, header: hdr("ETag", `W/"v1"`, "X-GitHub-Request-Id", "NM-1"), check: func(t *testing.T, r *http.Request, _ []byte) {
-			eq(t, r.Header.Get("If-None-Match"), `W/"v1"`, "second If-None-Match")
+			assert.Equal(t, `W/"v1"`, r.Header.Get("If-None-Match"), "second If-None-Match")
 		}},
 		reply{body: `{"id":1,"name":"r2"}`, header: hdr("ETag", `W/"v2"`), check: func(t *testing.T, r *http.Request, _ []byte) {
-			eq(t, r.Header.Get("If-None-Match"), `W/"v1"`, "third If-None-Match")
+			assert.Equal(t, `W/"v1"`, r.Header.Get("If-None-Match"), "third If-None-Match")
 		}},
 		reply{status: 304, check: func(t *testing.T, r *http.Request, _ []byte) {
-			eq(t, r.Header.Get("If-None-Match"), `W/"v2"`, "fourth If-None-Match")
+			assert.Equal(t, `W/"v2"`, r.Header.Get("If-None-Match"), "fourth If-None-Match")
 		}},
 	)
 	get := func() (*github.Repository, *github.Response) {
@@ -30,7 +32,7 @@ func TestETagRevalidation(t *testing.T) {
 			repo *github.Repository
 			resp *github.Response
 		)
-		mustNoErr(t, h.c.Do(context.Background(), Op{Name: "GET repos o/r"}, func(ctx context.Context) (*github.Response, error) {
+		require.NoError(t, h.c.Do(context.Background(), Op{Name: "GET repos o/r"}, func(ctx context.Context) (*github.Response, error) {
 			var err error
 			repo, resp, err = h.c.GitHub().Repositories.Get(ctx, "o", "r")
 			return resp, err
@@ -38,28 +40,28 @@ func TestETagRevalidation(t *testing.T) {
 		return repo, resp
 	}
 	repo, resp := get()
-	eq(t, repo.GetName(), "r", "first name")
-	eq(t, resp.Header.Get(HeaderCache), "", "first cache header")
+	assert.Equal(t, "r", repo.GetName(), "first name")
+	assert.Equal(t, "", resp.Header.Get(HeaderCache), "first cache header")
 	repo, resp = get()
-	eq(t, repo.GetName(), "r", "revalidated name")
-	eq(t, resp.StatusCode, 200, "revalidated status")
-	eq(t, resp.Header.Get(HeaderCache), CacheRevalidated, "revalidated cache header")
-	eq(t, resp.Header.Get("X-GitHub-Request-Id"), "NM-1", "fresh request id from the 304")
+	assert.Equal(t, "r", repo.GetName(), "revalidated name")
+	assert.Equal(t, 200, resp.StatusCode, "revalidated status")
+	assert.Equal(t, CacheRevalidated, resp.Header.Get(HeaderCache), "revalidated cache header")
+	assert.Equal(t, "NM-1", resp.Header.Get("X-GitHub-Request-Id"), "fresh request id from the 304")
 	repo, _ = get()
-	eq(t, repo.GetName(), "r2", "changed name")
+	assert.Equal(t, "r2", repo.GetName(), "changed name")
 	repo, _ = get()
-	eq(t, repo.GetName(), "r2", "revalidated changed name")
+	assert.Equal(t, "r2", repo.GetName(), "revalidated changed name")
 	st := h.c.Stats()
-	eq(t, st.NotModified, int64(2), "Stats.NotModified")
-	eq(t, st.ByStatus[304], int64(2), "Stats.ByStatus[304]")
-	eq(t, st.Requests, int64(4), "Stats.Requests")
+	assert.Equal(t, int64(2), st.NotModified, "Stats.NotModified")
+	assert.Equal(t, int64(2), st.ByStatus[304], "Stats.ByStatus[304]")
+	assert.Equal(t, int64(4), st.Requests, "Stats.Requests")
 }
 
 func TestETagCacheSkipsWritesAndForgets404(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	noCond := func(t *testing.T, r *http.Request, _ []byte) {
-		eq(t, r.Header.Get("If-None-Match"), "", "If-None-Match")
+		assert.Equal(t, "", r.Header.Get("If-None-Match"), "If-None-Match")
 	}
 	h.srv.on("GET", repoPath,
 		reply{body: okRepo, header: hdr("ETag", `"a"`)},
@@ -67,10 +69,10 @@ func TestETagCacheSkipsWritesAndForgets404(t *testing.T) {
 		reply{body: okRepo, check: noCond},
 	)
 	h.srv.on("PUT", filePath, reply{body: okPut, check: noCond})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	mustNoErr(t, h.putFile(context.Background(), Budget{}))
-	eq(t, IsNotFound(h.getRepo(context.Background(), Budget{})), true, "IsNotFound")
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.putFile(context.Background(), Budget{}))
+	assert.Equal(t, true, IsNotFound(h.getRepo(context.Background(), Budget{})), "IsNotFound")
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 }
 
 func TestETagCacheIsBoundedLRU(t *testing.T) {
@@ -80,19 +82,19 @@ func TestETagCacheIsBoundedLRU(t *testing.T) {
 	c.put(&etagEntry{key: "b"})
 	_ = c.get("a") // a is now most recent
 	c.put(&etagEntry{key: "c"})
-	eq(t, c.len(), 2, "len")
-	eq(t, c.get("b") == nil, true, "b evicted")
-	eq(t, c.get("a") != nil, true, "a kept")
-	eq(t, c.get("c") != nil, true, "c kept")
+	assert.Equal(t, 2, c.len(), "len")
+	assert.Equal(t, true, c.get("b") == nil, "b evicted")
+	assert.Equal(t, true, c.get("a") != nil, "a kept")
+	assert.Equal(t, true, c.get("c") != nil, "c kept")
 }
 
 func TestETagCacheCanBeDisabled(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *Config) { c.ETagCacheEntries = -1 })
 	noCond := func(t *testing.T, r *http.Request, _ []byte) {
-		eq(t, r.Header.Get("If-None-Match"), "", "If-None-Match")
+		assert.Equal(t, "", r.Header.Get("If-None-Match"), "If-None-Match")
 	}
 	h.srv.on("GET", repoPath, reply{body: okRepo, header: hdr("ETag", `"a"`)}, reply{body: okRepo, check: noCond})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 }

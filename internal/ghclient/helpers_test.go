@@ -5,12 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
@@ -60,9 +61,7 @@ func newScripted(t *testing.T) *scripted {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for k, q := range s.routes {
-			if len(q) > 0 {
-				t.Errorf("%d scripted replies for %s were never requested", len(q), k)
-			}
+			assert.Empty(t, q, "%d scripted replies for %s were never requested", len(q), k)
 		}
 	})
 	return s
@@ -84,7 +83,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	q := s.routes[key]
 	if len(q) == 0 {
 		s.mu.Unlock()
-		s.t.Errorf("unexpected request %s", key)
+		assert.Fail(s.t, "unexpected request "+key)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTeapot)
 		_, _ = io.WriteString(w, `{"message":"unexpected request"}`)
@@ -186,7 +185,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 		mutate(&cfg)
 	}
 	c, err := New(context.Background(), cfg)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	h.c = c
 	return h
 }
@@ -231,63 +230,21 @@ func hdr(kv ...string) map[string]string {
 	return m
 }
 
-// containsAny reports whether s contains any of subs (case-sensitive).
-func containsAny(s string, subs ...string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// Tiny assertion helpers. testify is in go.mod, but v1.12.1 needs
-// go.yaml.in/yaml/v3, which go.sum does not list, so these tests use the
-// standard library only.
-
-func mustNoErr(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-}
-
+// mustErr requires err to be a *Error and returns it.
 func mustErr(t *testing.T, err error) *Error {
 	t.Helper()
-	if err == nil {
-		t.Fatal("expected an error, got nil")
-	}
+	require.Error(t, err)
 	e, ok := asError(err)
-	if !ok {
-		t.Fatalf("expected *Error, got %T: %v", err, err)
-	}
+	require.True(t, ok, "expected *Error, got %T: %v", err, err)
 	return e
 }
 
-func eq[T comparable](t *testing.T, got, want T, what string) {
-	t.Helper()
-	if got != want {
-		t.Errorf("%s = %v, want %v", what, got, want)
-	}
-}
-
+// eqSleeps checks the fake clock's sleeps (no sleep at all equals none
+// wanted, whether the slice is nil or empty).
 func eqSleeps(t *testing.T, got []time.Duration, want ...time.Duration) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("sleeps = %v, want %v", got, want)
+	if len(got) == 0 && len(want) == 0 {
 		return
 	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("sleeps = %v, want %v", got, want)
-			return
-		}
-	}
-}
-
-func has(t *testing.T, s, sub, what string) {
-	t.Helper()
-	if !strings.Contains(s, sub) {
-		t.Errorf("%s = %q, want it to contain %q", what, s, sub)
-	}
+	assert.Equal(t, want, got, "sleeps")
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestKnobsFromEnv(t *testing.T) {
@@ -40,8 +42,8 @@ func TestKnobsFromEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			k, w := KnobsFromEnv(func(name string) string { return tc.env[name] })
-			eq(t, k, tc.want, "knobs")
-			eq(t, strings.Join(w, "\n"), strings.Join(tc.warnings, "\n"), "warnings")
+			assert.Equal(t, tc.want, k, "knobs")
+			assert.Equal(t, strings.Join(tc.warnings, "\n"), strings.Join(w, "\n"), "warnings")
 		})
 	}
 }
@@ -49,11 +51,7 @@ func TestKnobsFromEnv(t *testing.T) {
 func TestKnobsValidate(t *testing.T) {
 	t.Parallel()
 	for _, k := range []Knobs{{MaxAttempts: 101}, {Base: time.Millisecond}, {Max: 999 * time.Millisecond}, {Max: time.Hour}} {
-		if k.Validate() == nil {
-			t.Errorf("%+v: expected a validation error", k)
-		}
+		assert.Error(t, k.Validate(), "%+v: expected a validation error", k)
 	}
-	if err := (Knobs{}).Validate(); err != nil {
-		t.Errorf("zero knobs: %v", err)
-	}
+	assert.NoError(t, (Knobs{}).Validate(), "zero knobs")
 }

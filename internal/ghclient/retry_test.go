@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
@@ -45,17 +47,11 @@ func TestRetryableResponsesAreRetried(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
 			h.srv.on("GET", repoPath, tc.first, reply{body: okRepo})
-			mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-			if got := len(h.srv.requests()); got != 2 {
-				t.Fatalf("requests = %d, want 2", got)
-			}
-			if len(h.clock.Sleeps()) != 1 {
-				t.Errorf("sleeps = %v, want exactly one", h.clock.Sleeps())
-			}
-			eq(t, h.c.Stats().Retries, int64(1), "Stats.Retries")
-			if len(h.warnings()) != 1 {
-				t.Fatalf("warnings = %q", h.warnings())
-			}
+			require.NoError(t, h.getRepo(context.Background(), Budget{}))
+			require.Len(t, h.srv.requests(), 2, "requests")
+			assert.Len(t, h.clock.Sleeps(), 1, "sleeps")
+			assert.Equal(t, int64(1), h.c.Stats().Retries, "Stats.Retries")
+			require.Len(t, h.warnings(), 1, "warnings")
 		})
 	}
 }
@@ -91,16 +87,16 @@ func TestNonRetryableResponsesFailImmediately(t *testing.T) {
 				err = h.getRepo(context.Background(), Budget{})
 			}
 			e := mustErr(t, err)
-			eq(t, e.Class, tc.wantClass, "Class")
-			eq(t, e.Status, tc.rep.status, "Status")
-			eq(t, e.Attempts, 1, "Attempts")
-			eq(t, e.Code, "", "Code")
-			eq(t, IsConflict(err), tc.wantClass == ClassConflict, "IsConflict")
-			eq(t, IsAmbiguous(err), false, "IsAmbiguous")
-			eq(t, IsNotFound(err), tc.rep.status == 404, "IsNotFound")
-			eq(t, StatusOf(err), tc.rep.status, "StatusOf")
+			assert.Equal(t, tc.wantClass, e.Class, "Class")
+			assert.Equal(t, tc.rep.status, e.Status, "Status")
+			assert.Equal(t, 1, e.Attempts, "Attempts")
+			assert.Equal(t, "", e.Code, "Code")
+			assert.Equal(t, tc.wantClass == ClassConflict, IsConflict(err), "IsConflict")
+			assert.Equal(t, false, IsAmbiguous(err), "IsAmbiguous")
+			assert.Equal(t, tc.rep.status == 404, IsNotFound(err), "IsNotFound")
+			assert.Equal(t, tc.rep.status, StatusOf(err), "StatusOf")
 			eqSleeps(t, h.clock.Sleeps())
-			eq(t, len(h.warnings()), 0, "warnings")
+			assert.Equal(t, 0, len(h.warnings()), "warnings")
 		})
 	}
 }
@@ -115,13 +111,13 @@ func TestFullJitterBackoffAndExhaustion(t *testing.T) {
 	e := mustErr(t, err)
 	// jitter 0.5: floor(0.5 × (min(1000·2^(n−1), 10000)+1)) ms.
 	eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(2000), ms(4000))
-	eq(t, e.Class, ClassRetryable, "Class")
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.Attempts, 5, "Attempts")
-	eq(t, e.Status, 503, "Status")
-	eq(t, e.RequestID, "REQ-5", "RequestID")
-	eq(t, IsExhausted(err), true, "IsExhausted")
-	eq(t, e.Error(), "GET repos o/r exhausted its bounded GitHub API retry budget after 5 attempt(s); last failure: HTTP 503: Service Unavailable; request-id=REQ-5", "Error()")
+	assert.Equal(t, ClassRetryable, e.Class, "Class")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, 5, e.Attempts, "Attempts")
+	assert.Equal(t, 503, e.Status, "Status")
+	assert.Equal(t, "REQ-5", e.RequestID, "RequestID")
+	assert.Equal(t, true, IsExhausted(err), "IsExhausted")
+	assert.Equal(t, "GET repos o/r exhausted its bounded GitHub API retry budget after 5 attempt(s); last failure: HTTP 503: Service Unavailable; request-id=REQ-5", e.Error(), "Error()")
 	want := []string{
 		"GET repos o/r returned HTTP 503; retrying in 500 ms (attempt 1/5)",
 		"GET repos o/r returned HTTP 503; retrying in 1000 ms (attempt 2/5)",
@@ -129,13 +125,11 @@ func TestFullJitterBackoffAndExhaustion(t *testing.T) {
 		"GET repos o/r returned HTTP 503; retrying in 4000 ms (attempt 4/5)",
 	}
 	got := h.warnings()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "warnings")
 	st := h.c.Stats()
-	eq(t, st.Requests, int64(5), "Stats.Requests")
-	eq(t, st.ByStatus[503], int64(5), "Stats.ByStatus[503]")
-	eq(t, st.Retries, int64(4), "Stats.Retries")
+	assert.Equal(t, int64(5), st.Requests, "Stats.Requests")
+	assert.Equal(t, int64(5), st.ByStatus[503], "Stats.ByStatus[503]")
+	assert.Equal(t, int64(4), st.Retries, "Stats.Retries")
 }
 
 func TestBackoffBounds(t *testing.T) {
@@ -158,7 +152,7 @@ func TestBackoffBounds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := &Client{knobs: tc.knobs.withDefaults(), jitter: func() float64 { return tc.jitter }}
-			eq(t, c.backoff(tc.attempt), tc.want, "backoff")
+			assert.Equal(t, tc.want, c.backoff(tc.attempt), "backoff")
 		})
 	}
 }
@@ -210,14 +204,14 @@ func TestServerDirectedWaits(t *testing.T) {
 			if tc.deadline > 0 && tc.want >= tc.deadline {
 				// The wait ran into the deadline: waited once, then abandoned.
 				e := mustErr(t, err)
-				eq(t, e.Code, CodeRetryExhausted, "Code")
-				eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+				assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+				assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
 				eqSleeps(t, h.clock.Sleeps(), tc.want)
 				h.srv.on("GET", repoPath) // the scripted 200 is consumed below
-				mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+				require.NoError(t, h.getRepo(context.Background(), Budget{}))
 				return
 			}
-			mustNoErr(t, err)
+			require.NoError(t, err)
 			eqSleeps(t, h.clock.Sleeps(), tc.want)
 		})
 	}
@@ -243,14 +237,12 @@ func TestPrimaryResetBeyondDeadlineWaitsOnceThenAbandons(t *testing.T) {
 	err := h.getRepo(context.Background(), Budget{Deadline: start.Add(10 * time.Second), WaitPrimaryReset: true})
 	e := mustErr(t, err)
 	eqSleeps(t, h.clock.Sleeps(), 10*time.Second)
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.Attempts, 1, "Attempts")
-	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
-	eq(t, e.Status, 403, "Status")
-	has(t, e.Error(), "after 1 attempt(s) because the bounded deadline elapsed ("+start.Add(10*time.Second).Format(time.RFC3339)+"); last failure: HTTP 403: API rate limit exceeded; request-id=RL-1", "Error()")
-	if e.Wait < 29*time.Minute {
-		t.Errorf("Wait = %s, want the ~30 min server-directed reset", e.Wait)
-	}
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, 1, e.Attempts, "Attempts")
+	assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
+	assert.Equal(t, 403, e.Status, "Status")
+	assert.Contains(t, e.Error(), "after 1 attempt(s) because the bounded deadline elapsed ("+start.Add(10*time.Second).Format(time.RFC3339)+"); last failure: HTTP 403: API rate limit exceeded; request-id=RL-1", "Error()")
+	assert.GreaterOrEqual(t, e.Wait, 29*time.Minute, "Wait: the ~30 min server-directed reset")
 }
 
 func TestDeadlineBudget(t *testing.T) {
@@ -265,46 +257,44 @@ func TestDeadlineBudget(t *testing.T) {
 		err := h.getRepo(context.Background(), Budget{Deadline: start.Add(5 * time.Second)})
 		e := mustErr(t, err)
 		eqSleeps(t, h.clock.Sleeps(), ms(500), ms(1000), ms(2000), ms(1500))
-		eq(t, e.Attempts, 4, "Attempts")
-		eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
-		eq(t, e.Code, CodeRetryExhausted, "Code")
+		assert.Equal(t, 4, e.Attempts, "Attempts")
+		assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
+		assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
 		w := h.warnings()
-		if len(w) != 4 {
-			t.Fatalf("warnings = %q", w)
-		}
-		eq(t, w[0], "GET repos o/r returned HTTP 502; retrying in 500 ms (attempt 1 before "+start.Add(5*time.Second).Format(time.RFC3339)+")", "warning")
+		require.Len(t, w, 4, "warnings")
+		assert.Equal(t, "GET repos o/r returned HTTP 502; retrying in 500 ms (attempt 1 before "+start.Add(5*time.Second).Format(time.RFC3339)+")", w[0], "warning")
 	})
 	t.Run("explicit knob caps a deadline call", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, func(c *Config) { c.Knobs.MaxAttempts = 2 })
 		h.srv.on("GET", repoPath, reply{status: 500}, reply{status: 500})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(time.Hour)}))
-		eq(t, e.Attempts, 2, "Attempts")
-		eq(t, e.DeadlineElapsed, false, "DeadlineElapsed")
-		has(t, h.warnings()[0], "(attempt 1/2 before ", "warning")
+		assert.Equal(t, 2, e.Attempts, "Attempts")
+		assert.Equal(t, false, e.DeadlineElapsed, "DeadlineElapsed")
+		assert.Contains(t, h.warnings()[0], "(attempt 1/2 before ", "warning")
 	})
 	t.Run("budget max attempts wins over knob", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, func(c *Config) { c.Knobs.MaxAttempts = 9 })
 		h.srv.on("GET", repoPath, reply{status: 500})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
-		eq(t, e.Attempts, 1, "Attempts")
-		eq(t, e.Code, CodeRetryExhausted, "Code")
+		assert.Equal(t, 1, e.Attempts, "Attempts")
+		assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
 	})
 	t.Run("a call starting past its deadline gets exactly one attempt", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.srv.on("GET", repoPath, reply{status: 503})
 		e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(-time.Second)}))
-		eq(t, e.Attempts, 1, "Attempts")
-		eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
+		assert.Equal(t, 1, e.Attempts, "Attempts")
+		assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
 		eqSleeps(t, h.clock.Sleeps())
 	})
 	t.Run("a late call still succeeds when its one attempt does", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.srv.on("GET", repoPath, reply{body: okRepo})
-		mustNoErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(-time.Minute)}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(-time.Minute)}))
 	})
 }
 
@@ -316,17 +306,15 @@ func TestDeadlineAbortsStalledRequest(t *testing.T) {
 	// The in-flight context gets deadline − now on the injected clock, i.e.
 	// 50 ms of real time: the stall is aborted without any fake sleep.
 	err := h.putFile(context.Background(), Budget{Deadline: h.clock.Now().Add(50 * time.Millisecond)})
-	if el := time.Since(began); el > 5*time.Second {
-		t.Fatalf("stalled request took %s to abort", el)
-	}
+	require.Less(t, time.Since(began), 5*time.Second, "the stalled request must be aborted at the deadline")
 	e := mustErr(t, err)
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
-	eq(t, e.Attempts, 1, "Attempts")
-	eq(t, e.MaybeApplied, true, "MaybeApplied (the PUT left the client)")
-	eq(t, errors.Is(err, context.DeadlineExceeded), true, "errors.Is DeadlineExceeded")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
+	assert.Equal(t, 1, e.Attempts, "Attempts")
+	assert.Equal(t, true, e.MaybeApplied, "MaybeApplied (the PUT left the client)")
+	assert.Equal(t, true, errors.Is(err, context.DeadlineExceeded), "errors.Is DeadlineExceeded")
 	eqSleeps(t, h.clock.Sleeps())
-	eq(t, len(h.warnings()), 0, "warnings")
+	assert.Equal(t, 0, len(h.warnings()), "warnings")
 }
 
 // cancelOnSleep cancels the call's context when the retry loop sleeps.
@@ -351,11 +339,11 @@ func TestContextCancellation(t *testing.T) {
 		h.srv.on("GET", repoPath, reply{status: 503})
 		err := h.getRepo(ctx, Budget{})
 		e := mustErr(t, err)
-		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
-		eq(t, e.Class, ClassFatal, "Class")
-		eq(t, e.Code, "", "Code")
-		eq(t, len(h.srv.requests()), 1, "requests")
-		has(t, e.Error(), "GET repos o/r was abandoned: context canceled", "Error()")
+		assert.Equal(t, true, errors.Is(err, context.Canceled), "errors.Is Canceled")
+		assert.Equal(t, ClassFatal, e.Class, "Class")
+		assert.Equal(t, "", e.Code, "Code")
+		assert.Equal(t, 1, len(h.srv.requests()), "requests")
+		assert.Contains(t, e.Error(), "GET repos o/r was abandoned: context canceled", "Error()")
 	})
 	t.Run("already cancelled: no request, no warning", func(t *testing.T) {
 		t.Parallel()
@@ -364,10 +352,10 @@ func TestContextCancellation(t *testing.T) {
 		cancel()
 		err := h.getRepo(ctx, Budget{})
 		e := mustErr(t, err)
-		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
-		eq(t, e.Attempts, 0, "Attempts")
-		eq(t, len(h.srv.requests()), 0, "requests")
-		eq(t, len(h.warnings()), 0, "warnings")
+		assert.Equal(t, true, errors.Is(err, context.Canceled), "errors.Is Canceled")
+		assert.Equal(t, 0, e.Attempts, "Attempts")
+		assert.Equal(t, 0, len(h.srv.requests()), "requests")
+		assert.Equal(t, 0, len(h.warnings()), "warnings")
 	})
 	t.Run("cancelled in flight: no sleep, no warning", func(t *testing.T) {
 		t.Parallel()
@@ -375,9 +363,9 @@ func TestContextCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		h.srv.on("GET", repoPath, reply{hang: true, check: func(*testing.T, *http.Request, []byte) { cancel() }})
 		err := h.getRepo(ctx, Budget{})
-		eq(t, errors.Is(err, context.Canceled), true, "errors.Is Canceled")
+		assert.Equal(t, true, errors.Is(err, context.Canceled), "errors.Is Canceled")
 		eqSleeps(t, h.clock.Sleeps())
-		eq(t, len(h.warnings()), 0, "warnings")
+		assert.Equal(t, 0, len(h.warnings()), "warnings")
 	})
 	t.Run("caller deadline becomes exhaustion", func(t *testing.T) {
 		t.Parallel()
@@ -387,8 +375,8 @@ func TestContextCancellation(t *testing.T) {
 		h.srv.on("GET", repoPath, reply{hang: true})
 		err := h.getRepo(ctx, Budget{})
 		e := mustErr(t, err)
-		eq(t, e.Code, CodeRetryExhausted, "Code")
-		eq(t, errors.Is(err, context.DeadlineExceeded), true, "errors.Is DeadlineExceeded")
+		assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+		assert.Equal(t, true, errors.Is(err, context.DeadlineExceeded), "errors.Is DeadlineExceeded")
 	})
 }
 
@@ -420,13 +408,13 @@ func TestAmbiguousWrites(t *testing.T) {
 			h.srv.on("PUT", filePath, tc.first, second)
 			err := h.putFile(context.Background(), Budget{})
 			e := mustErr(t, err)
-			eq(t, e.Class, tc.wantClass, "Class")
-			eq(t, IsConflict(err), true, "IsConflict")
-			eq(t, IsAmbiguous(err), tc.wantClass == ClassAmbiguous, "IsAmbiguous")
-			eq(t, e.MaybeApplied, tc.wantClass == ClassAmbiguous, "MaybeApplied")
-			eq(t, e.Attempts, 2, "Attempts")
+			assert.Equal(t, tc.wantClass, e.Class, "Class")
+			assert.Equal(t, true, IsConflict(err), "IsConflict")
+			assert.Equal(t, tc.wantClass == ClassAmbiguous, IsAmbiguous(err), "IsAmbiguous")
+			assert.Equal(t, tc.wantClass == ClassAmbiguous, e.MaybeApplied, "MaybeApplied")
+			assert.Equal(t, 2, e.Attempts, "Attempts")
 			if tc.wantClass == ClassAmbiguous {
-				has(t, e.Error(), "the write may have been applied", "Error()")
+				assert.Contains(t, e.Error(), "the write may have been applied", "Error()")
 			}
 		})
 	}
@@ -434,16 +422,16 @@ func TestAmbiguousWrites(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 429}, conflict)
-		eq(t, IsAmbiguous(h.putFile(context.Background(), Budget{})), true, "IsAmbiguous")
+		assert.Equal(t, true, IsAmbiguous(h.putFile(context.Background(), Budget{})), "IsAmbiguous")
 	})
 	t.Run("ambiguity is per logical call", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.srv.on("PUT", filePath, reply{status: 503}, reply{body: okPut}, conflict)
-		mustNoErr(t, h.putFile(context.Background(), Budget{}))
+		require.NoError(t, h.putFile(context.Background(), Budget{}))
 		err := h.putFile(context.Background(), Budget{})
-		eq(t, IsConflict(err), true, "IsConflict")
-		eq(t, IsAmbiguous(err), false, "IsAmbiguous")
+		assert.Equal(t, true, IsConflict(err), "IsConflict")
+		assert.Equal(t, false, IsAmbiguous(err), "IsAmbiguous")
 	})
 	t.Run("dial failure is not ambiguous", func(t *testing.T) {
 		t.Parallel()
@@ -460,18 +448,18 @@ func TestAmbiguousWrites(t *testing.T) {
 		})
 		h.srv.on("PUT", filePath, conflict)
 		err := h.putFile(context.Background(), Budget{})
-		eq(t, IsConflict(err), true, "IsConflict")
-		eq(t, IsAmbiguous(err), false, "IsAmbiguous")
-		eq(t, h.c.Stats().TransportErrors, int64(1), "Stats.TransportErrors")
+		assert.Equal(t, true, IsConflict(err), "IsConflict")
+		assert.Equal(t, false, IsAmbiguous(err), "IsAmbiguous")
+		assert.Equal(t, int64(1), h.c.Stats().TransportErrors, "Stats.TransportErrors")
 	})
 	t.Run("exhausted mutation reports MaybeApplied", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.srv.on("PUT", filePath, reply{status: 503}, reply{status: 429})
 		e := mustErr(t, h.putFile(context.Background(), Budget{MaxAttempts: 2}))
-		eq(t, e.Code, CodeRetryExhausted, "Code")
-		eq(t, e.MaybeApplied, true, "MaybeApplied")
-		eq(t, IsConflict(e), false, "IsConflict")
+		assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+		assert.Equal(t, true, e.MaybeApplied, "MaybeApplied")
+		assert.Equal(t, false, IsConflict(e), "IsConflict")
 	})
 }
 
@@ -489,10 +477,10 @@ func TestRateLimitPrecheckNeverShortCircuits(t *testing.T) {
 		reply{body: okRepo},
 		reply{body: okRepo},
 	)
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, len(h.srv.requests()), 4, "requests actually sent")
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	assert.Equal(t, 4, len(h.srv.requests()), "requests actually sent")
 	eqSleeps(t, h.clock.Sleeps(), 60*time.Second)
 }
 
@@ -506,15 +494,15 @@ func TestSyntheticPrecheckErrorIsRateLimited(t *testing.T) {
 		Response: resp,
 		Message:  "API rate limit of 5000 still exceeded until later, not making remote request.",
 	}, false, now)
-	eq(t, o.retryable, true, "retryable")
-	eq(t, o.rateLimited, true, "rateLimited")
-	eq(t, o.unknown, false, "unknown")
-	eq(t, o.reset.Equal(now.Add(time.Minute)), true, "reset")
+	assert.Equal(t, true, o.retryable, "retryable")
+	assert.Equal(t, true, o.rateLimited, "rateLimited")
+	assert.Equal(t, false, o.unknown, "unknown")
+	assert.Equal(t, true, o.reset.Equal(now.Add(time.Minute)), "reset")
 	ra := 7 * time.Second
 	o = classify(nil, &github.AbuseRateLimitError{Response: resp, RetryAfter: &ra,
 		Message: "API secondary rate limit exceeded until later, not making remote request."}, false, now)
-	eq(t, o.retryable, true, "retryable")
-	eq(t, o.instruction, ra, "instruction")
+	assert.Equal(t, true, o.retryable, "retryable")
+	assert.Equal(t, ra, o.instruction, "instruction")
 }
 
 // roundTripFunc adapts a function to http.RoundTripper.

@@ -62,6 +62,18 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return d, true
 }
 
+// RetryAfter is the one Retry-After parser of the project, for callers that
+// send through [Client.GitHub] outside [Client.Do] with a budget of their own
+// (the pull-request head guard, internal/prhead): the server-directed wait
+// in h relative to now, by the rules of parseRetryAfter, reading the value
+// this client's transport moved out of go-github's sight on a 403. present
+// reports whether h carries a Retry-After at all; ok whether it parsed.
+func RetryAfter(h http.Header, now time.Time) (wait time.Duration, present, ok bool) {
+	v := retryAfterValue(h)
+	wait, ok = parseRetryAfter(v, now)
+	return wait, v != "", ok
+}
+
 // parseRateReset interprets X-RateLimit-Reset (epoch seconds).
 func parseRateReset(v string) (time.Time, bool) {
 	if !isDigits(v) {

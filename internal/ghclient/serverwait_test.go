@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Regression (simulation seed 23, R-F4): a release phase whose deadline cut
@@ -19,15 +22,15 @@ func TestRetryAfterHoldsBackTheNextCall(t *testing.T) {
 	start := h.clock.Now()
 	h.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "18"), body: msg("You have exceeded a secondary rate limit")})
 	e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(15 * time.Second)}))
-	eq(t, e.DeadlineElapsed, true, "first call: DeadlineElapsed")
+	assert.Equal(t, true, e.DeadlineElapsed, "first call: DeadlineElapsed")
 	eqSleeps(t, h.clock.Sleeps(), 15*time.Second)
 
 	// The next call (a later phase, its own deadline) waits out the
 	// remaining 3 s before its first attempt.
 	h.srv.on("GET", repoPath, reply{body: okRepo})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(30 * time.Second)}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(30 * time.Second)}))
 	eqSleeps(t, h.clock.Sleeps(), 15*time.Second, 3*time.Second)
-	eq(t, len(h.srv.requests()), 2, "requests")
+	assert.Equal(t, 2, len(h.srv.requests()), "requests")
 }
 
 // A call whose deadline ends inside the advertised window is exhausted
@@ -40,10 +43,10 @@ func TestRetryAfterBeyondTheDeadlineSendsNothing(t *testing.T) {
 	h.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "40"), body: msg("You have exceeded a secondary rate limit")})
 	_ = mustErr(t, h.getRepo(context.Background(), Budget{MaxAttempts: 1}))
 	e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(20 * time.Second)}))
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.DeadlineElapsed, true, "DeadlineElapsed")
-	eq(t, e.Wait, 40*time.Second, "Wait")
-	eq(t, len(h.srv.requests()), 1, "requests (the second call sent nothing)")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, true, e.DeadlineElapsed, "DeadlineElapsed")
+	assert.Equal(t, 40*time.Second, e.Wait, "Wait")
+	assert.Equal(t, 1, len(h.srv.requests()), "requests (the second call sent nothing)")
 	eqSleeps(t, h.clock.Sleeps())
 }
 
@@ -62,16 +65,14 @@ func TestRetryAfterOnTheInstallationLookupHoldsBackTheServingCall(t *testing.T) 
 		lookupOK(h, 7))
 	h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_afterwait"))
 	h.srv.on("GET", repoPath, withToken("ghs_afterwait", reply{body: okRepo}))
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	// Lookup backoffs 500 ms and 1 s, the serving call's backoff 500 ms,
 	// then the rest of the 40 s window.
 	eqSleeps(t, h.clock.Sleeps(), ms(500), time.Second, ms(500), 39*time.Second+ms(500))
 	reqs := h.srv.requests()
-	eq(t, len(reqs), 6, "requests")
-	if got := h.clock.Now().Sub(start); got < 40*time.Second+ms(1500) {
-		t.Errorf("the lookup after the 429 went out %s after start, inside the Retry-After window", got)
-	}
-	has(t, h.warnings()[len(h.warnings())-1], "waits 39500 ms for an earlier Retry-After", "warning")
+	assert.Equal(t, 6, len(reqs), "requests")
+	assert.GreaterOrEqual(t, h.clock.Now().Sub(start), 40*time.Second+ms(1500), "the lookup after the 429 went out inside the Retry-After window")
+	assert.Contains(t, h.warnings()[len(h.warnings())-1], "waits 39500 ms for an earlier Retry-After", "warning")
 }
 
 // primaryExhausted403 is GitHub's answer once an hourly primary budget is
@@ -92,32 +93,32 @@ func TestPrimaryLimitFailsFastAndHoldsBackEveryLaterCall(t *testing.T) {
 	reset := start.Add(40 * time.Minute)
 	h.srv.on("GET", repoPath, primaryExhausted403(reset))
 	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.Class, ClassRetryable, "Class")
-	eq(t, e.Attempts, 1, "Attempts")
-	eq(t, e.Status, 403, "Status")
-	eq(t, e.Wait, 40*time.Minute, "Wait")
-	has(t, e.Error(), "primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, ClassRetryable, e.Class, "Class")
+	assert.Equal(t, 1, e.Attempts, "Attempts")
+	assert.Equal(t, 403, e.Status, "Status")
+	assert.Equal(t, 40*time.Minute, e.Wait, "Wait")
+	assert.Contains(t, e.Error(), "primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
 	eqSleeps(t, h.clock.Sleeps())
 
 	// A later call inside the window: nothing is sent.
 	h.clock.Advance(10 * time.Minute)
 	e = mustErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, e.Attempts, 0, "Attempts of the held-back call")
-	eq(t, e.Wait, 30*time.Minute, "Wait of the held-back call")
-	eq(t, len(h.srv.requests()), 1, "requests inside the window")
+	assert.Equal(t, 0, e.Attempts, "Attempts of the held-back call")
+	assert.Equal(t, 30*time.Minute, e.Wait, "Wait of the held-back call")
+	assert.Equal(t, 1, len(h.srv.requests()), "requests inside the window")
 
 	// A deadline caller that reads the reset but whose deadline ends first
 	// is exhausted without sending.
 	e = mustErr(t, h.getRepo(context.Background(), Budget{Deadline: h.clock.Now().Add(2 * time.Minute), WaitPrimaryReset: true}))
-	eq(t, e.Code, CodeRetryExhausted, "deadline caller Code")
-	eq(t, len(h.srv.requests()), 1, "requests inside the window")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "deadline caller Code")
+	assert.Equal(t, 1, len(h.srv.requests()), "requests inside the window")
 
 	// After the reset the client sends again.
 	h.clock.Advance(30 * time.Minute)
 	h.srv.on("GET", repoPath, reply{body: okRepo})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, len(h.srv.requests()), 2, "requests after the reset")
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	assert.Equal(t, 2, len(h.srv.requests()), "requests after the reset")
 }
 
 // A release-style caller (deadline, WaitPrimaryReset) whose deadline lies
@@ -127,12 +128,12 @@ func TestPrimaryLimitWaitedOutUnderADeadline(t *testing.T) {
 	h := newHarness(t, nil)
 	start := h.clock.Now()
 	h.srv.on("GET", repoPath, primaryExhausted403(start.Add(90*time.Second)), reply{body: okRepo})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(5 * time.Minute), WaitPrimaryReset: true}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(5 * time.Minute), WaitPrimaryReset: true}))
 	eqSleeps(t, h.clock.Sleeps(), 90*time.Second)
 	h.srv.on("GET", repoPath, reply{body: okRepo})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	eqSleeps(t, h.clock.Sleeps(), 90*time.Second)
-	eq(t, len(h.srv.requests()), 3, "requests")
+	assert.Equal(t, 3, len(h.srv.requests()), "requests")
 }
 
 // The App JWT has its own primary limit: an exhausted installation token
@@ -150,9 +151,9 @@ func TestPrimaryLimitIsPerCredentialKind(t *testing.T) {
 	c.gateMu.Lock()
 	resource, jwt := c.primaryUntil[0], c.primaryUntil[1]
 	c.gateMu.Unlock()
-	eq(t, resource.Equal(start.Add(time.Hour)), true, "resource gate armed at the reset")
-	eq(t, jwt.IsZero(), true, "App JWT gate untouched")
-	eq(t, len(h.srv.requests()), 3, "lookup, mint, one resource request")
+	assert.Equal(t, true, resource.Equal(start.Add(time.Hour)), "resource gate armed at the reset")
+	assert.Equal(t, true, jwt.IsZero(), "App JWT gate untouched")
+	assert.Equal(t, 3, len(h.srv.requests()), "lookup, mint, one resource request")
 }
 
 // The held-back call's error says why nothing was sent.
@@ -163,9 +164,9 @@ func TestPrimaryLimitHeldBackCallSaysWhy(t *testing.T) {
 	h.srv.on("GET", repoPath, primaryExhausted403(reset))
 	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
 	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, e.Error(), "GET repos o/r exhausted its bounded GitHub API retry budget after 0 attempt(s); last failure: "+
+	assert.Equal(t, "GET repos o/r exhausted its bounded GitHub API retry budget after 0 attempt(s); last failure: "+
 		"not sent: an earlier answer on this client exhausted the primary rate limit; the primary rate limit is exhausted until "+
-		reset.UTC().Format(time.RFC3339)+" (in 1h0m0s): no request is sent before it resets", "error")
+		reset.UTC().Format(time.RFC3339)+" (in 1h0m0s): no request is sent before it resets", e.Error(), "error")
 }
 
 // A runner clock 45 s behind GitHub's would send 45 s before the reset if
@@ -180,7 +181,7 @@ func TestPrimaryResetIsMeasuredFromTheServerDate(t *testing.T) {
 	r := primaryExhausted403(server.Add(50 * time.Second))
 	r.header["Date"] = server.Format(http.TimeFormat)
 	h.srv.on("GET", repoPath, r, reply{body: okRepo})
-	mustNoErr(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	eqSleeps(t, h.clock.Sleeps(), 50*time.Second)
 }
 
@@ -195,14 +196,14 @@ func TestPrimaryLimitOnTheInstallationLookupFailsTheServingCallFast(t *testing.T
 	reset := start.Add(30 * time.Minute)
 	h.srv.on("GET", "/repos/o/r/installation", primaryExhausted403(reset))
 	e := mustErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, e.Code, CodeRetryExhausted, "Code")
-	eq(t, e.CredentialFailure, true, "CredentialFailure")
-	eq(t, e.Attempts, 1, "Attempts")
-	eq(t, e.PrimaryReset.Equal(reset), true, "PrimaryReset")
-	has(t, e.Error(), "the primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
-	eq(t, strings.Count(e.Error(), "primary rate limit is exhausted until"), 1, "the reset is named once")
+	assert.Equal(t, CodeRetryExhausted, e.Code, "Code")
+	assert.Equal(t, true, e.CredentialFailure, "CredentialFailure")
+	assert.Equal(t, 1, e.Attempts, "Attempts")
+	assert.Equal(t, true, e.PrimaryReset.Equal(reset), "PrimaryReset")
+	assert.Contains(t, e.Error(), "the primary rate limit is exhausted until "+reset.UTC().Format(time.RFC3339), "error")
+	assert.Equal(t, 1, strings.Count(e.Error(), "primary rate limit is exhausted until"), "the reset is named once")
 	eqSleeps(t, h.clock.Sleeps())
 	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
-	eq(t, len(h.srv.requests()), 1, "requests (the second call sent nothing)")
+	assert.Equal(t, 1, len(h.srv.requests()), "requests (the second call sent nothing)")
 	eqSleeps(t, h.clock.Sleeps())
 }

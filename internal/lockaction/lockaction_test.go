@@ -46,6 +46,36 @@ func TestParseTargetDefaultsToTheActionRepository(t *testing.T) {
 		APIURL: "https://api.github.com", ServerURL: "https://github.com"}, tg)
 }
 
+// The lock repository's source, in order (docs/packaging.md "Lock
+// repository"): the input, BUILD_LOCK_ACTION_REPOSITORY (composite steps),
+// GITHUB_ACTION_REPOSITORY (node24), and for a local uses: ./ the calling
+// repository itself.
+func TestParseTargetLockRepositorySources(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		set  map[string]string
+		want string
+	}{
+		"input wins":                           {map[string]string{"INPUT_LOCK-REPOSITORY": "acme/locks", "BUILD_LOCK_ACTION_REPOSITORY": "acme/composite"}, "locks"},
+		"composite env before runner's":        {map[string]string{"BUILD_LOCK_ACTION_REPOSITORY": "acme/composite"}, "composite"},
+		"runner's action repository":           {nil, "build-lock"},
+		"local uses: falls back to the caller": {map[string]string{"GITHUB_ACTION_REPOSITORY": ""}, "game"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := baseEnv()
+			for k, v := range tc.set {
+				env[k] = v
+			}
+			a, _ := io(env)
+			tg, err := lockaction.ParseTarget(a, lockaction.Policy{})
+			require.NoError(t, err)
+			assert.Equal(t, "acme", tg.Owner)
+			assert.Equal(t, tc.want, tg.Repo)
+		})
+	}
+}
+
 func TestParseTargetRefusals(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/prhead"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
 
 // secretRE matches credential-looking strings (R-T5).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/sim"
+	"github.com/stretchr/testify/assert"
 )
 
 // plantedCases names, per planted bug, the invariant that must catch it
@@ -45,7 +46,7 @@ func TestPlantedBugs(t *testing.T) {
 					}
 				}
 			}
-			t.Errorf("planted bug %s was not caught within 100 seeds", tc.bug)
+			assert.Fail(t, fmt.Sprintf("planted bug %s was not caught within 100 seeds", tc.bug))
 		})
 	}
 }

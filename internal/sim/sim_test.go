@@ -13,6 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/sim"
 )
 
@@ -22,12 +25,7 @@ func runSeed(t *testing.T, seed uint64, cfg sim.Config) sim.Report {
 	t.Helper()
 	var rep sim.Report
 	synctest.Test(t, func(t *testing.T) { rep = sim.Run(t, seed, cfg) })
-	if !rep.OK() {
-		for _, v := range rep.Violations {
-			t.Error(v)
-		}
-		t.Errorf("seed %d failed (%s)\nreplay: %s", seed, rep.Schedule, sim.ReplayCommand(seed))
-	}
+	assert.Empty(t, rep.Violations, "seed %d failed (%s)\nreplay: %s", seed, rep.Schedule, sim.ReplayCommand(seed))
 	return rep
 }
 
@@ -49,9 +47,7 @@ func TestSimulation(t *testing.T) {
 	}
 	if v := os.Getenv("SIM_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("SIM_SEED: %v", err)
-		}
+		require.NoError(t, err, "SIM_SEED")
 		seeds = []uint64{n}
 	}
 	if f := flagRun(); strings.Contains(f, "seed=") {
@@ -133,6 +129,11 @@ func runTier(t *testing.T, first uint64, n int) {
 				for k, v := range rep.Faults {
 					tot.faults[k] += v
 				}
+				if line, ok := progress(tot.seeds, int64(n), tot.violations, tot.failed, time.Since(start)); ok {
+					// Straight to stdout: t.Log of a parallel subtest would
+					// only appear when the whole tier ends.
+					fmt.Fprintln(os.Stdout, line)
+				}
 			})
 		}
 	})
@@ -149,6 +150,33 @@ func runTier(t *testing.T, first uint64, n int) {
 		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\nfaults and events injected:%s",
 		tot.seeds, first, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed, time.Since(start).Round(time.Second), runtime.NumCPU(),
 		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, b.String())
+}
+
+// progressEvery is how often (in seeds done) a tier prints its progress.
+const progressEvery = 100
+
+// progress is the tier's progress line after done of total seeds, printed
+// every progressEvery seeds and after the last one (ok reports whether to
+// print now).
+func progress(done, total, violations, failed int64, elapsed time.Duration) (string, bool) {
+	if done%progressEvery != 0 && done != total {
+		return "", false
+	}
+	return fmt.Sprintf("simulation progress: %d/%d seeds done, %d violations so far (%d failed seeds), %s",
+		done, total, violations, failed, elapsed.Round(time.Second)), true
+}
+
+func TestProgressCadence(t *testing.T) {
+	var printed []int64
+	for done := int64(1); done <= 250; done++ {
+		if _, ok := progress(done, 250, 0, 0, 0); ok {
+			printed = append(printed, done)
+		}
+	}
+	assert.Equal(t, []int64{100, 200, 250}, printed)
+	line, ok := progress(300, 1000, 2, 1, 61*time.Second+400*time.Millisecond)
+	assert.True(t, ok)
+	assert.Equal(t, "simulation progress: 300/1000 seeds done, 2 violations so far (1 failed seeds), 1m1s", line)
 }
 
 // flagRun returns the -test.run pattern.

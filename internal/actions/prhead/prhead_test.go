@@ -14,6 +14,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/prhead"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	guard "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
 
 func TestMain(m *testing.M) {
@@ -139,7 +140,7 @@ func TestGuardRetryBudget(t *testing.T) {
 	})
 }
 
-// gate is a Checker.Gate that records what the guard passes on.
+// gate is a guard.Checker.Gate that records what the guard passes on.
 type gate struct {
 	until time.Time
 	held  []time.Time
@@ -153,7 +154,7 @@ func (g *gate) HoldUntil(t time.Time) { g.held = append(g.held, t) }
 // nothing of the guard, whose request went out inside the window.
 func TestGuardSharesServerDirectedWaits(t *testing.T) {
 	check := func(t *testing.T, w *actiontest.World, g *gate) error {
-		_, err := prhead.Checker{Transport: w.Em.Transport(), Gate: g}.Check(context.Background(), prhead.Request{
+		_, err := guard.Checker{Transport: w.Em.Transport(), Gate: g}.Check(context.Background(), guard.Request{
 			APIURL: actiontest.APIURL, Repository: actiontest.Owner + "/" + actiontest.Consumer, Number: "5",
 			ExpectedSHA: headA, Token: actiontest.ConsumerToken})
 		return err
@@ -186,7 +187,7 @@ func TestGuardSharesServerDirectedWaits(t *testing.T) {
 			g := &gate{}
 			began := time.Now()
 			require.NoError(t, check(t, w, g))
-			assert.Equal(t, []time.Time{began.Add(prhead.MaxSleep)}, g.held, "capped at the guard's 10 s, as documented")
+			assert.Equal(t, []time.Time{began.Add(guard.MaxSleep)}, g.held, "capped at the guard's 10 s, as documented")
 		})
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
 
 // Deps are the injected edges of a run (see actionkit.Deps).
@@ -24,7 +25,7 @@ const (
 func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
 	a := actionio.New(d.Getenv, d.Stdout)
-	in, err := ReadInputs(a, APIURL(a))
+	in, err := prhead.ReadInputs(a, prhead.APIURL(a))
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func Run(ctx context.Context, deps Deps) error {
 		a.Notice("Not a pull request run; the current-head guard has nothing to check.")
 		return writeOutputs(a, "true", in.Request.ExpectedSHA)
 	}
-	res, err := Checker{Transport: d.Transport, Clock: d.Clock}.Check(ctx, in.Request)
+	res, err := prhead.Checker{Transport: d.Transport, Clock: d.Clock}.Check(ctx, in.Request)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,6 @@ package recover
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
@@ -135,19 +135,9 @@ func (d Deps) WithDefaults() (Deps, error) {
 		d.Jitter = mrand.Float64
 	}
 	if d.NewID == nil {
-		d.NewID = NewUUID
+		d.NewID = actionkit.NewReservationID
 	}
 	return d, nil
-}
-
-// NewUUID returns a random RFC 4122 version 4 UUID, the reference's
-// crypto.randomUUID reservation IDs.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // Lock is the state-writer side shared by the lock-repository operations

@@ -312,17 +312,6 @@ func TestRecoverMainExitCodes(t *testing.T) {
 	})
 }
 
-func TestNewUUID(t *testing.T) {
-	t.Parallel()
-	seen := map[string]bool{}
-	for range 100 {
-		id := recovery.NewUUID()
-		require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, id)
-		require.False(t, seen[id])
-		seen[id] = true
-	}
-}
-
 // hook runs before once, just before the first state PUT: a concurrent
 // writer between the recovery's read and its compare-and-swap write.
 type hook struct {

@@ -2,18 +2,18 @@ package prhead
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 )
 
 // The guard's own budget (spec §1.6, Appendix A).
@@ -52,9 +52,10 @@ type Result struct {
 	HeadSHA string
 }
 
-// Checker performs checks over HTTP.
+// Checker performs checks through go-github.
 type Checker struct {
-	// Transport is the HTTP transport; default http.DefaultTransport.
+	// Transport is the HTTP transport below internal/ghclient's stack;
+	// default http.DefaultTransport.
 	Transport http.RoundTripper
 	// Clock drives backoff sleeps; default clock.Real{}.
 	Clock clock.Clock
@@ -86,12 +87,10 @@ func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	rt := c.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
+	gh, owner, repo, number, err := c.client(ctx, clk, req)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w for pull request #%s: %v", ErrCheckFailed, req.Number, err)
 	}
-	hc := &http.Client{Transport: rt}
-	u := strings.TrimRight(req.APIURL, "/") + "/repos/" + req.Repository + "/pulls/" + url.PathEscape(req.Number)
 	bctx, cancel := context.WithTimeout(ctx, Budget)
 	defer cancel()
 	start := clk.Now()
@@ -99,7 +98,7 @@ func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
 		if err := c.awaitGate(ctx, bctx, clk, start, req); err != nil {
 			return Result{}, err
 		}
-		res, retry, wait, err := c.once(bctx, hc, u, req)
+		res, retry, wait, err := once(bctx, clk, gh, owner, repo, number, req)
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
@@ -130,6 +129,33 @@ func (c Checker) Check(ctx context.Context, req Request) (Result, error) {
 	}
 }
 
+// client builds the go-github client of one check: internal/ghclient's
+// transport stack with the consumer's token and the guard's User-Agent, no
+// conditional-GET cache (every check must see the current head), used
+// outside ghclient's retry contract (the loop above is the guard's budget).
+func (c Checker) client(ctx context.Context, clk clock.Clock, req Request) (*github.Client, string, string, int, error) {
+	owner, repo, ok := strings.Cut(req.Repository, "/")
+	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
+		return nil, "", "", 0, errors.New("the repository is not owner/name")
+	}
+	number, err := strconv.Atoi(req.Number)
+	if err != nil || number <= 0 || !numberRE.MatchString(req.Number) {
+		return nil, "", "", 0, errors.New("the pull request number is not a positive decimal")
+	}
+	gc, err := ghclient.New(ctx, ghclient.Config{
+		APIURL:           strings.TrimRight(req.APIURL, "/"),
+		Token:            req.Token,
+		Transport:        c.Transport,
+		UserAgent:        UserAgent,
+		Clock:            clk,
+		ETagCacheEntries: -1,
+	})
+	if err != nil {
+		return nil, "", "", 0, errors.New("invalid GitHub API URL or token")
+	}
+	return gc.GitHub(), owner, repo, number, nil
+}
+
 // awaitGate sleeps until the shared server-directed wait (Checker.Gate)
 // ends, or fails without sending when it ends after this check's budget.
 func (c Checker) awaitGate(ctx, bctx context.Context, clk clock.Clock, start time.Time, req Request) error {
@@ -153,83 +179,47 @@ func (c Checker) awaitGate(ctx, bctx context.Context, clk clock.Clock, start tim
 	return nil
 }
 
-// once performs one attempt. wait is the raw Retry-After instruction, or -1.
-func (c Checker) once(ctx context.Context, hc *http.Client, u string, req Request) (Result, bool, time.Duration, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return Result{}, false, -1, errors.New("invalid GitHub API URL")
-	}
-	hreq.Header.Set("Accept", "application/vnd.github+json")
-	hreq.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	hreq.Header.Set("User-Agent", UserAgent)
-	hreq.Header.Set("Authorization", "Bearer "+req.Token)
-	resp, err := hc.Do(hreq)
-	if err != nil {
+// once performs one attempt (GET /repos/{owner}/{repo}/pulls/{number}).
+// wait is the Retry-After instruction, or -1 without a valid one.
+func once(ctx context.Context, clk clock.Clock, gh *github.Client, owner, repo string, number int, req Request) (Result, bool, time.Duration, error) {
+	pr, resp, err := gh.PullRequests.Get(ctx, owner, repo, number)
+	if resp == nil || resp.Response == nil {
 		if ctx.Err() != nil {
 			return Result{}, false, -1, ctx.Err()
 		}
 		return Result{}, true, -1, errors.New("transport error")
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		wait := retryAfter(resp.Header.Get("Retry-After"), c.now())
-		retry := retryable(resp)
-		return Result{}, retry, wait, fmt.Errorf("HTTP %d; request-id=%s", resp.StatusCode, sanitize(resp.Header.Get("X-GitHub-Request-Id")))
+		wait, present, ok := ghclient.RetryAfter(resp.Header, clk.Now())
+		if !ok {
+			wait = -1
+		}
+		return Result{}, retryable(resp.Response, present), wait, fmt.Errorf("HTTP %d; request-id=%s", resp.StatusCode, sanitize(resp.Header.Get("X-GitHub-Request-Id")))
 	}
-	var pr struct {
-		State string `json:"state"`
-		Head  struct {
-			SHA string `json:"sha"`
-		} `json:"head"`
-	}
-	if err := json.Unmarshal(body, &pr); err != nil {
+	if err != nil || pr == nil {
 		return Result{}, false, -1, errors.New("malformed pull request response")
 	}
-	if !headSHARE.MatchString(pr.Head.SHA) {
+	sha := pr.GetHead().GetSHA()
+	if !headSHARE.MatchString(sha) {
 		return Result{}, false, -1, errors.New("pull request response has no valid head sha")
 	}
-	if pr.State != "open" {
-		return Result{}, false, -1, fmt.Errorf("pull request is %s, not open", sanitize(pr.State))
+	if state := pr.GetState(); state != "open" {
+		return Result{}, false, -1, fmt.Errorf("pull request is %s, not open", sanitize(state))
 	}
-	return Result{Current: strings.EqualFold(pr.Head.SHA, req.ExpectedSHA), HeadSHA: strings.ToLower(pr.Head.SHA)}, false, -1, nil
-}
-
-func (c Checker) now() time.Time {
-	if c.Clock == nil {
-		return time.Now()
-	}
-	return c.Clock.Now()
+	return Result{Current: strings.EqualFold(sha, req.ExpectedSHA), HeadSHA: strings.ToLower(sha)}, false, -1, nil
 }
 
 // retryable is the guard's retry set: 408, 429, 500, 502, 503, 504, and a
-// rate-limited 403 (Retry-After or X-RateLimit-Remaining: 0). A 401 is not
-// retried: a bad consumer token is terminal for the guard.
-func retryable(resp *http.Response) bool {
+// rate-limited 403 (a Retry-After, or X-RateLimit-Remaining: 0). A 401 is
+// not retried: a bad consumer token is terminal for the guard.
+func retryable(resp *http.Response, retryAfter bool) bool {
 	switch resp.StatusCode {
 	case 408, 429, 500, 502, 503, 504:
 		return true
 	case 403:
-		return resp.Header.Get("Retry-After") != "" || strings.TrimSpace(resp.Header.Get("X-RateLimit-Remaining")) == "0"
+		return retryAfter || strings.TrimSpace(resp.Header.Get("X-RateLimit-Remaining")) == "0"
 	}
 	return false
-}
-
-// retryAfter parses Retry-After as ^[0-9]+$ seconds or an IMF-fixdate that
-// round-trips exactly; anything else (or nothing) is -1.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
-	}
-	if n, err := strconv.ParseUint(v, 10, 32); err == nil && strings.Trim(v, "0123456789") == "" {
-		return time.Duration(n) * time.Second
-	}
-	t, err := time.Parse(http.TimeFormat, v)
-	if err != nil || t.UTC().Format(http.TimeFormat) != v {
-		return -1
-	}
-	return max(t.Sub(now), 0)
 }
 
 // sanitize bounds a server-provided value for an error message.

@@ -1,22 +1,11 @@
 package actionkit
 
 import (
-	"crypto/rand"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// NewReservationID returns a random RFC 4122 version 4 UUID, the
-// reservation ID format of the reference (crypto.randomUUID).
-func NewReservationID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
 
 // EnvMillis reads a non-negative integer millisecond knob such as
 // BUILD_LOCK_AUTH_GRACE_MS. Empty means def; a value that is not all ASCII

@@ -1,0 +1,67 @@
+package actioncontract_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReadmeLayoutListsEveryDirectory: README.md's "Layout" block names
+// every directory of the repository (testdata, build output, node_modules
+// and .git aside). A directory is named by its own path, or covered by an
+// entry "P/..." or "P/<name>" for everything under P.
+func TestReadmeLayoutListsEveryDirectory(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(readme), "## Layout\n\n```\n")
+	require.True(t, ok, "README.md has no ## Layout code block")
+	block, _, ok := strings.Cut(after, "```")
+	require.True(t, ok)
+
+	var covers []string
+	for _, m := range regexp.MustCompile(`([A-Za-z0-9_./-]+)/(?:\.\.\.|<name>)`).FindAllStringSubmatch(block, -1) {
+		covers = append(covers, m[1])
+	}
+	named := func(dir string) bool {
+		if regexp.MustCompile(`(^|[\s,])` + regexp.QuoteMeta(dir) + `($|[\s,/])`).MatchString(block) {
+			return true
+		}
+		for _, c := range covers {
+			if strings.HasPrefix(dir, c+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	skip := map[string]bool{".git": true, "node_modules": true, "testdata": true, "bin": true, "dist": true}
+	var missing []string
+	err = filepath.WalkDir(repoRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == repoRoot {
+			return err
+		}
+		rel := filepath.ToSlash(must(filepath.Rel(repoRoot, p)))
+		if skip[d.Name()] && rel != ".github/dist" || strings.HasPrefix(d.Name(), "dist.") {
+			return filepath.SkipDir
+		}
+		if !named(rel) {
+			missing = append(missing, rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, missing, "directories missing from README.md's Layout section")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
