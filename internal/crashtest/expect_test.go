@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 )
 
 // Commit messages only the reaper or an operator recovery writes.

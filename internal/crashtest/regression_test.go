@@ -9,9 +9,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

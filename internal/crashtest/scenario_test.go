@@ -12,9 +12,9 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

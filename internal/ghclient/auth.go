@@ -101,20 +101,24 @@ func (s *clockSigner) sign(now time.Time) (string, error) {
 // appAuth holds the GitHub App credential state: the cached installation ID
 // and the current installation token with its generation.
 type appAuth struct {
-	c          *Client
-	atr        *ghinstallation.AppsTransport
-	jwtGitHub  *github.Client
-	repoOwner  string
-	repoName   string
-	org        string
-	tokenOpts  *github.InstallationTokenOptions
-	sem        chan struct{} // one credential refresh at a time; waiters can abort
-	mu         sync.Mutex
-	installID  int64
-	token      string
-	expiresAt  time.Time
-	gen        uint64
-	maskedSeen map[string]struct{}
+	c         *Client
+	atr       *ghinstallation.AppsTransport
+	jwtGitHub *github.Client
+	repoOwner string
+	repoName  string
+	org       string
+	tokenOpts *github.InstallationTokenOptions
+	sem       chan struct{} // one credential refresh at a time; waiters can abort
+	mu        sync.Mutex
+	installID int64
+	// account is the installation's account (the owner of the repository
+	// or organization it was looked up for), from the lookup response.
+	accountLogin string
+	accountID    int64
+	token        string
+	expiresAt    time.Time
+	gen          uint64
+	maskedSeen   map[string]struct{}
 }
 
 // fresh reports whether the cached token may be used at now.
@@ -265,6 +269,7 @@ func (a *appAuth) installation(ctx context.Context, b Budget) (int64, error) {
 	}
 	a.mu.Lock()
 	a.installID = inst.GetID()
+	a.accountLogin, a.accountID = inst.GetAccount().GetLogin(), inst.GetAccount().GetID()
 	a.mu.Unlock()
 	return inst.GetID(), nil
 }

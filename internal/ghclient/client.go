@@ -270,6 +270,19 @@ func (c *Client) Do(ctx context.Context, op Op, fn func(ctx context.Context) (*g
 	return err
 }
 
+// InstallationAccount returns the account (login and numeric id) of the App
+// installation this client authenticates as, as GitHub reported it when the
+// installation was looked up: the owner of the lock repository for a writer
+// client. ok is false for a token client or before the first request.
+func (c *Client) InstallationAccount() (login string, id int64, ok bool) {
+	if c.app == nil {
+		return "", 0, false
+	}
+	c.app.mu.Lock()
+	defer c.app.mu.Unlock()
+	return c.app.accountLogin, c.app.accountID, c.app.accountID != 0
+}
+
 // Knobs returns the effective backoff knobs (defaults applied).
 func (c *Client) Knobs() Knobs { return c.knobs }
 

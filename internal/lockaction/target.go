@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -63,6 +64,13 @@ type Target struct {
 	Lock, Branch string
 	// APIURL is GITHUB_API_URL; ServerURL is GITHUB_SERVER_URL's origin.
 	APIURL, ServerURL string
+	// CallerOwnerID and CallerRepoID are the runner's
+	// GITHUB_REPOSITORY_OWNER_ID and GITHUB_REPOSITORY_ID of the calling
+	// repository; SameOwner is true when the caller was authorized as the
+	// lock repository's own owner (by name: CheckOwnerPin then proves the
+	// ids agree).
+	CallerOwnerID, CallerRepoID int64
+	SameOwner                   bool
 }
 
 // Repository returns "owner/repo" of the lock repository.
@@ -178,7 +186,7 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 		return Target{}, err
 	}
 	t := Target{Owner: owner, Repo: name, Lock: lock, Branch: branch, APIURL: apiURL, ServerURL: serverURL}
-	if err := authorizeCaller(a, t, policy); err != nil {
+	if err := authorizeCaller(a, &t, policy); err != nil {
 		return Target{}, err
 	}
 	return t, nil
@@ -221,7 +229,7 @@ func splitRepository(repo string) (string, string, error) {
 // repository's owner (owner id pinned by the policy when it has one), or is
 // allowed by the committed policy. The ids come from the runner
 // (GITHUB_REPOSITORY_ID, GITHUB_REPOSITORY_OWNER_ID) and must be canonical.
-func authorizeCaller(a *actionio.IO, t Target, p Policy) error {
+func authorizeCaller(a *actionio.IO, t *Target, p Policy) error {
 	caller := strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
 	callerOwner, _, err := splitRepository(caller)
 	if err != nil {
@@ -235,6 +243,7 @@ func authorizeCaller(a *actionio.IO, t Target, p Policy) error {
 	if err != nil {
 		return err
 	}
+	t.CallerOwnerID, t.CallerRepoID = ownerID, repoID
 	if len(p.AllowedRepositories) > 0 {
 		for _, r := range p.AllowedRepositories {
 			if strings.EqualFold(r.Repository, caller) && r.ID == repoID {
@@ -247,6 +256,7 @@ func authorizeCaller(a *actionio.IO, t Target, p Policy) error {
 		if p.OwnerID != 0 && p.OwnerID != ownerID {
 			return refuse("caller-owner-id", "owner %s has id %d, but the lock repository's policy pins owner id %d", callerOwner, ownerID, p.OwnerID)
 		}
+		t.SameOwner = true
 		return nil
 	}
 	for _, o := range p.AllowedOwners {
@@ -268,4 +278,27 @@ func canonicalID(a *actionio.IO, name string) (int64, error) {
 		return 0, refuse("caller-ids", "%s is out of range", name)
 	}
 	return id, nil
+}
+
+// CheckOwnerPin proves what a same-owner authorization only compared by
+// login: the lock repository's owner, as GitHub names it in the writer App's
+// installation (the installation lookup every App-authenticated run makes
+// first, so this costs no request), has the numeric id the runner reports
+// for the caller's owner (GITHUB_REPOSITORY_OWNER_ID). Logins can be
+// renamed and re-registered; ids cannot. Run it after the client's first
+// request and before any write. It refuses (rule caller-owner-id) a
+// mismatch and an installation whose account is not the lock repository's
+// owner; a token client, which has no installation, is not checked.
+func CheckOwnerPin(t Target, c *ghclient.Client) error {
+	login, id, ok := c.InstallationAccount()
+	if !ok {
+		return nil
+	}
+	if !strings.EqualFold(login, t.Owner) {
+		return refuse("caller-owner-id", "the writer App's installation for %s belongs to %s, not to the repository's owner %s", t.Repository(), login, t.Owner)
+	}
+	if t.SameOwner && t.CallerOwnerID != id {
+		return refuse("caller-owner-id", "the calling repository's owner has id %d (GITHUB_REPOSITORY_OWNER_ID), but the lock repository's owner %s has id %d: same login, different account", t.CallerOwnerID, login, id)
+	}
+	return nil
 }

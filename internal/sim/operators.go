@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 )
 
 // reaperLoop runs the scheduled reaper every 5 virtual minutes; in the

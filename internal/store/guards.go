@@ -77,9 +77,20 @@ func (s *Store) defaultBranch(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("read %s/%s: the repository has no default_branch", s.opts.Owner, s.opts.Repo)
 	}
 	s.mu.Lock()
-	s.defBranch = def
+	s.defBranch, s.repoID = def, repo.GetID()
 	s.mu.Unlock()
 	return def, nil
+}
+
+// RepositoryID returns the lock repository's numeric id, read at most once
+// per Store (with the default branch).
+func (s *Store) RepositoryID(ctx context.Context) (int64, error) {
+	if _, err := s.defaultBranch(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repoID, nil
 }
 
 // CheckLockNameCase lists locks/ on the default branch and on the state

@@ -113,6 +113,7 @@ type Store struct {
 	last      *Snapshot           // newest version this Store has seen or written
 	reads     map[string]readMemo // last decoded Contents response per path and ref
 	defBranch string              // the repository's default branch, once read
+	repoID    int64               // and its numeric id
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's

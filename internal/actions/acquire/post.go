@@ -75,6 +75,9 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 		a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())
 		cfg = lockstate.DefaultConfig()
 	}
+	if err := lockaction.CheckOwnerPin(t, client); err != nil {
+		return err
+	}
 	for _, w := range warnings {
 		a.Warning(w)
 	}

@@ -162,6 +162,11 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	if err := q.refreshConfig(ctx, true); err != nil {
 		return err
 	}
+	// The config read looked the writer App's installation up: its account
+	// pins the lock repository owner's id before the first write.
+	if err := lockaction.CheckOwnerPin(q.s.target, q.client); err != nil {
+		return err
+	}
 	return q.loop(ctx)
 }
 

@@ -75,3 +75,23 @@ func TestMissingConfigWarnsAndACaseVariantIsRefused(t *testing.T) {
 		assert.NotEmpty(t, w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", "locks/fresh.json"))
 	})
 }
+
+// TestOwnerIsPinnedByIDNotOnlyByLogin: without locks/policy.json a caller is
+// authorized by its owner's login; the writer App's installation then tells
+// the lock repository owner's real id, and a same-login, different-id caller
+// (a renamed and re-registered organization) is refused before any write.
+func TestOwnerIsPinnedByIDNotOnlyByLogin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		j := w.NewJob("build", "runner-1")
+		j.Env["GITHUB_REPOSITORY_OWNER_ID"] = "8" // the lock repository's owner acme is id 7
+		err := run(context.Background(), j)
+		require.Error(t, err)
+		assert.Equal(t, "caller-owner-id", lockaction.ReasonCode(err))
+		assert.Contains(t, err.Error(), "same login, different account")
+		assert.Equal(t, int64(0), w.Puts())
+		err = release.Run(context.Background(), j.Deps())
+		assert.Equal(t, "caller-owner-id", lockaction.ReasonCode(err), "%v", err)
+		assert.Equal(t, int64(0), w.Puts())
+	})
+}

@@ -74,7 +74,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -401,6 +401,9 @@ func (r *reaper) observeRow(ctx, scanCtx context.Context, rw *row, read func(con
 }
 
 func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
+	if err := recovery.VerifyLockRepository(scanCtx, r.lk); err != nil {
+		return err
+	}
 	// The state is read at the branch head (refs API, then the file at that
 	// commit): a lagging replica could otherwise hide the newest holders and
 	// let the run conclude "No stale state found" from an old version.

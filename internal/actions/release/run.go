@@ -120,6 +120,11 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	for _, w := range warnings {
 		r.a.Warning(w)
 	}
+	// The branch and config reads looked the writer App's installation up:
+	// its account pins the lock repository owner's id before the write.
+	if err := lockaction.CheckOwnerPin(r.s.target, client); err != nil {
+		return err
+	}
 	st, err := mk(ph.Cleanup, cleanupRounds)
 	if err != nil {
 		return err

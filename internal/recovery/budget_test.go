@@ -1,4 +1,4 @@
-package recover_test
+package recovery_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap/reaptest"
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
