@@ -43,7 +43,7 @@ func TestParseTargetDefaultsToTheActionRepository(t *testing.T) {
 	tg, err := lockaction.ParseTarget(a, lockaction.Policy{})
 	require.NoError(t, err)
 	assert.Equal(t, lockaction.Target{Owner: "acme", Repo: "build-lock", Lock: "seats", Branch: "lock-state",
-		APIURL: "https://api.github.com", ServerURL: "https://github.com"}, tg)
+		APIURL: "https://api.github.com", ServerURL: "https://github.com", CallerOwnerID: 7, CallerRepoID: 42, SameOwner: true}, tg)
 }
 
 // The lock repository's source, in order (docs/packaging.md "Lock

@@ -74,10 +74,10 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )

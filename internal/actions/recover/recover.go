@@ -18,4 +18,6 @@ type Deps = recovery.Deps
 func Run(ctx context.Context, d Deps) error { return recovery.Run(ctx, d) }
 
 // Main runs the action and returns its exit code (0, 1, 130 or 143).
-func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int { return recovery.Main(ctx, d, sig) }
+func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
+	return recovery.Main(ctx, d, sig)
+}
