@@ -135,20 +135,99 @@ func TestReadmeShowsTheConsumerWorkflowExample(t *testing.T) {
 	}
 }
 
+// pendingActions are the actions the example uses that land with issue 12
+// (the runner half of the Unity lifecycle), with their interface from
+// reference-behavior.md §1.9-1.11 and §1.14: required inputs, optional
+// inputs, outputs. Once an action exists under .github/actions, its own
+// action.yml is checked instead and the entry here is unused (delete it).
+var pendingActions = map[string]struct{ required, optional, outputs []string }{
+	"return-unity-license": {
+		required: []string{"unity-version", "tool-cache", "unity-email", "unity-password"},
+		optional: []string{"evidence-suffix", "editor-layout"},
+		outputs:  []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"},
+	},
+	"classify-unity-cleanup-evidence": {
+		required: []string{"return-log-path", "return-command-completed", "evidence-capture-complete"},
+		optional: []string{"return-exit-code", "return-log-digest", "supplemental-evidence-paths"},
+		outputs:  []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "classification-complete", "evidence-digest"},
+	},
+	"require-confirmed-unity-cleanup": {
+		required: []string{"acquired", "classification-complete", "cleanup-status", "cleanup-health", "cleanup-reason", "release-outcome", "cleanup-result", "released", "release-health", "release-reason"},
+		optional: []string{"reservation-state", "reservation-id", "incident-id"},
+		outputs:  []string{"cleanup-safe"},
+	},
+	"ensure-unity-editor": {
+		required: []string{"unity-version"},
+		optional: []string{"install-root", "provisioning-profile", "diagnostics-path", "ci-managed-only", "require-healthy-existing", "with-windows-il2cpp", "required-editor-payload-relative-path"},
+		outputs:  []string{"editor-path"},
+	},
+}
+
+// exampleActions returns the metadata of every action of this repository,
+// plus the pending ones that do not exist yet.
+func exampleActions(t *testing.T) map[string]actioncontract.Metadata {
+	t.Helper()
+	actions := loadActions(t)
+	yes, no := true, false
+	empty := ""
+	for name, p := range pendingActions {
+		if _, ok := actions[name]; ok {
+			continue
+		}
+		m := actioncontract.Metadata{Name: name, Inputs: map[string]actioncontract.Input{}, Outputs: map[string]actioncontract.Output{}}
+		for _, in := range p.required {
+			m.Inputs[in] = actioncontract.Input{Required: &yes}
+		}
+		for _, in := range p.optional {
+			m.Inputs[in] = actioncontract.Input{Required: &no, Default: &empty}
+		}
+		for _, out := range p.outputs {
+			m.Outputs[out] = actioncontract.Output{}
+		}
+		actions[name] = m
+	}
+	return actions
+}
+
+// secretInputs are the inputs of our actions that take a secret as their
+// value by contract (the reference passes them as inputs); every other
+// secret goes through env:.
+var secretInputs = map[string][]string{
+	"check-unity-runner-availability": {"reader-app-id", "reader-app-private-key"},
+	"return-unity-license":            {"unity-email", "unity-password"},
+}
+
+// licensedOrder is the consumer pattern's order of our actions in the
+// licensed job (reference "Consumer Workflow Pattern").
+var licensedOrder = []string{"require-current-pr-head", "validate-unity-license", "ensure-unity-editor", "acquire-build-lock",
+	"return-unity-license", "classify-unity-cleanup-evidence", "release-build-lock", "require-confirmed-unity-cleanup"}
+
+// fallbackHolderRE is the stable v1 holder id a hosted fallback
+// reconstructs: <repository>:<run id>:<source job>:<holder-id-suffix>.
+var fallbackHolderRE = regexp.MustCompile(`^\$\{\{ github\.repository \}\}:\$\{\{ github\.run_id \}\}:([A-Za-z0-9_-]+):(.+)$`)
+
+var needsResultRE = regexp.MustCompile(`^\$\{\{ needs\.([A-Za-z0-9_-]+)\.(result|outputs\.[A-Za-z0-9_-]+) \}\}$`)
+
 // TestConsumerWorkflowExampleFollowsThePattern checks what actionlint
 // cannot: the example only uses this repository's actions (pinned to one
 // commit, with declared inputs and outputs) and the pinned checkout, and it
-// follows the consumer workflow pattern.
+// follows the consumer workflow pattern end to end.
 func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 	t.Parallel()
 	_, wf := readExample(t)
-	actions := loadActions(t)
+	actions := exampleActions(t)
 	if wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0 {
 		t.Error("the workflow must set permissions: {} and grant per job")
 	}
 	checkConcurrency(t, "workflow", &wf.Concurrency)
 	pins := map[string]bool{}
 	used := map[string]bool{}
+	acquireOf := map[string]exampleStep{} // job → its acquire step
+	type fallbackRelease struct {
+		job, source, suffix string
+		st                  exampleStep
+	}
+	var fallbacks []fallbackRelease
 	for name, job := range wf.Jobs {
 		checkConcurrency(t, "job "+name, &job.Concurrency)
 		checkJobPermissions(t, name, &job.Permissions)
@@ -159,13 +238,18 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 		}
 		stepAction := map[string]string{}
 		acquireID := ""
+		var order []string
 		for i, st := range job.Steps {
 			where := fmt.Sprintf("job %s step %d (%s)", name, i+1, st.Name)
 			if exprRE.MatchString(st.Run) {
 				t.Errorf("%s: no ${{ }} in run: (pass values through env:)", where)
 			}
+			action := ""
+			if m := ownActionRE.FindStringSubmatch(st.Uses); m != nil {
+				action = m[1]
+			}
 			for k, v := range st.With {
-				if strings.Contains(v, "secrets.") {
+				if strings.Contains(v, "secrets.") && !slices.Contains(secretInputs[action], k) {
 					t.Errorf("%s: secret passed as input %s; pass secrets through env:", where, k)
 				}
 			}
@@ -186,9 +270,10 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 				t.Errorf("%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin)
 				continue
 			}
-			action, pin := m[1], m[2]
+			pin := m[2]
 			pins[pin] = true
 			used[action] = true
+			order = append(order, action)
 			meta, ok := actions[action]
 			if !ok {
 				t.Errorf("%s: no action %s under .github/actions", where, action)
@@ -201,20 +286,43 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			switch action {
 			case "acquire-build-lock", "acquire-build-lock-with-cleanup":
 				acquireID = st.ID
+				acquireOf[name] = st
 				if st.ID == "" {
 					t.Errorf("%s: the acquire step needs an id", where)
 				}
-				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
+				requireAppEnv(t, where, st)
+			case "validate-unity-license":
+				for _, k := range []string{"UNITY_SERIAL", "UNITY_EMAIL", "UNITY_PASSWORD"} {
 					if st.Env[k] != "${{ secrets."+k+" }}" {
 						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
 					}
+				}
+			case "return-unity-license", "classify-unity-cleanup-evidence":
+				if acquireID == "" || strings.ReplaceAll(st.If, " ", "") != "${{always()&&steps."+acquireID+".outputs.acquired=='true'}}" {
+					t.Errorf("%s: %s must run with if: ${{ always() && steps.<acquire>.outputs.acquired == 'true' }}, got %q", where, action, st.If)
+				}
+			case "require-confirmed-unity-cleanup":
+				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
+					t.Errorf("%s: the cleanup gate must run with if: ${{ always() }}, got %q", where, st.If)
 				}
 			case "release-build-lock":
 				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
 					t.Errorf("%s: release must run with if: ${{ always() }}, got %q", where, st.If)
 				}
+				requireAppEnv(t, where, st)
+				if holder := st.With["holder-id"]; holder != "" {
+					// A hosted fallback: the exact stable identity of a
+					// leg of another job, checked against that job below.
+					hm := fallbackHolderRE.FindStringSubmatch(holder)
+					if hm == nil {
+						t.Errorf("%s: a fallback holder-id must be ${{ github.repository }}:${{ github.run_id }}:<job>:<holder-id-suffix>, got %q", where, holder)
+						break
+					}
+					fallbacks = append(fallbacks, fallbackRelease{job: name, source: hm[1], suffix: hm[2], st: st})
+					break
+				}
 				if acquireID == "" {
-					t.Errorf("%s: release without an earlier acquire in the job", where)
+					t.Errorf("%s: release without an earlier acquire in the job (and without an explicit holder-id)", where)
 					break
 				}
 				acq := job.Steps[slices.IndexFunc(job.Steps, func(s exampleStep) bool { return s.ID == acquireID })]
@@ -223,13 +331,18 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 						t.Errorf("%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
 					}
 				}
-				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
-					if st.Env[k] != "${{ secrets."+k+" }}" {
-						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
+				// The typed cleanup report comes from the evidence
+				// classifier of the same job.
+				for _, k := range []string{"resource-cleanup-status", "resource-health", "resource-reason"} {
+					if m := stepOutRE.FindStringSubmatch(st.With[k]); m == nil || stepAction[m[1]] != "classify-unity-cleanup-evidence" || m[2] != k {
+						t.Errorf("%s: %s must be the evidence classifier's %s output, got %q", where, k, k, st.With[k])
 					}
 				}
 				acquireID = "" // the steps after release are not licensed
 			}
+		}
+		if _, ok := acquireOf[name]; ok {
+			checkOrder(t, name, order)
 		}
 		// Every steps.<id>.outputs.<name> of one of our actions names a
 		// declared output.
@@ -244,22 +357,107 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			}
 		}
 	}
+	for _, f := range fallbacks {
+		acq, ok := acquireOf[f.source]
+		if !ok {
+			t.Errorf("job %s: the fallback release names job %s, which does not acquire", f.job, f.source)
+			continue
+		}
+		if f.suffix != acq.With["holder-id-suffix"] || f.st.With["lock-name"] != acq.With["lock-name"] {
+			t.Errorf("job %s: the fallback release's holder id (suffix %q, lock %q) is not job %s's (suffix %q, lock %q)",
+				f.job, f.suffix, f.st.With["lock-name"], f.source, acq.With["holder-id-suffix"], acq.With["lock-name"])
+		}
+		if !needsJob(wf.Jobs[f.job].Needs, f.source) || !strings.HasPrefix(strings.ReplaceAll(wf.Jobs[f.job].If, " ", ""), "${{always()") {
+			t.Errorf("job %s: a fallback needs %s and runs if: ${{ always() && ... }}", f.job, f.source)
+		}
+	}
 	if len(pins) != 1 {
 		t.Errorf("every action of this repository must be pinned to the same commit, got %v", pins)
 	}
-	for _, want := range []string{"require-current-pr-head", "acquire-build-lock", "release-build-lock"} {
+	for _, want := range append([]string{"check-unity-runner-availability", "classify-unity-changes", "require-unity-validation"}, licensedOrder...) {
 		if !used[want] {
 			t.Errorf("the example does not use %s", want)
 		}
 	}
-	gate := 0
-	for _, job := range wf.Jobs {
-		if strings.ReplaceAll(job.If, " ", "") == "${{always()}}" && job.Needs != nil {
-			gate++
+	if len(fallbacks) == 0 {
+		t.Error("no hosted fallback release (release-build-lock with the source job's holder-id)")
+	}
+	checkGate(t, wf)
+}
+
+// requireAppEnv: the lock's App credentials reach acquire and release
+// through env: from secrets.
+func requireAppEnv(t *testing.T, where string, st exampleStep) {
+	t.Helper()
+	for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
+		if st.Env[k] != "${{ secrets."+k+" }}" {
+			t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
 		}
 	}
-	if gate == 0 {
-		t.Error("no always-reporting gate job (needs: ... with if: ${{ always() }})")
+}
+
+// checkOrder: a licensed job runs our actions in the pattern's order.
+func checkOrder(t *testing.T, job string, got []string) {
+	t.Helper()
+	var filtered []string
+	for _, a := range got {
+		if slices.Contains(licensedOrder, a) {
+			filtered = append(filtered, a)
+		}
+	}
+	if !slices.Equal(filtered, licensedOrder) {
+		t.Errorf("job %s: the licensed steps must run in the order %v, got %v", job, licensedOrder, filtered)
+	}
+}
+
+func needsJob(needs any, job string) bool {
+	switch v := needs.(type) {
+	case string:
+		return v == job
+	case []any:
+		for _, n := range v {
+			if n == job {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkGate: one always-reporting job calls require-unity-validation, needs
+// every other job, and passes each input from exactly the right place.
+func checkGate(t *testing.T, wf exampleWorkflowDoc) {
+	t.Helper()
+	gates := 0
+	for name, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			m := ownActionRE.FindStringSubmatch(st.Uses)
+			if m == nil || m[1] != "require-unity-validation" {
+				continue
+			}
+			gates++
+			if strings.ReplaceAll(job.If, " ", "") != "${{always()}}" {
+				t.Errorf("job %s: the aggregate gate job must run with if: ${{ always() }}", name)
+			}
+			for other := range wf.Jobs {
+				if other != name && !needsJob(job.Needs, other) {
+					t.Errorf("job %s: the aggregate gate must need every job, not %s", name, other)
+				}
+			}
+			for input, want := range map[string]string{
+				"static-validation-result": "result", "classifier-result": "result", "unity-required": "outputs.unity-required",
+				"trusted-revision": "outputs.trusted-revision", "preflight-result": "result", "unity-result": "result",
+				"fallback-result": "result", "fallback-cleanup-result": "outputs.cleanup-result",
+			} {
+				nm := needsResultRE.FindStringSubmatch(st.With[input])
+				if nm == nil || nm[2] != want || !needsJob(job.Needs, nm[1]) {
+					t.Errorf("job %s: %s must be exactly ${{ needs.<job>.%s }} of a needed job, got %q", name, input, want, st.With[input])
+				}
+			}
+		}
+	}
+	if gates != 1 {
+		t.Errorf("want exactly one aggregate job calling require-unity-validation, got %d", gates)
 	}
 }
 
