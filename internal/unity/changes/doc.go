@@ -13,4 +13,8 @@
 //
 // Nothing here runs git or reads the environment; the action
 // (internal/actions/classifychanges) does, and feeds the result in.
+//
+// FuzzParseIndependentPaths fuzzes the declaration parser (seed corpus: the
+// tricky cases); run it with go test -run '^$' -fuzz
+// FuzzParseIndependentPaths ./internal/unity/changes.
 package changes

@@ -12,4 +12,8 @@
 // set whose registered runners are all offline passes, with a warning that
 // names the runners the job waits on; a label set without any registered
 // runner fails, because a job queued for it can never start.
+//
+// FuzzParseLabelSets fuzzes the declaration parser (seed corpus: the tricky
+// cases); run it with go test -run '^$' -fuzz FuzzParseLabelSets
+// ./internal/unity/runners.
 package runners
