@@ -115,6 +115,22 @@ func classify(t *testing.T, r *repo, base, head, declared string) (*step, error)
 	return s, s.run()
 }
 
+// requireUnity: the step succeeded with unity-required=true, and the job
+// summary names forcedBy as the first path that required Unity.
+func requireUnity(t *testing.T, s *step, err error, forcedBy string) {
+	t.Helper()
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+	assert.Contains(t, s.summary(), "| First path that requires Unity | `"+forcedBy+"` |")
+}
+
+// requireSkip: the step succeeded with unity-required=false.
+func requireSkip(t *testing.T, s *step, err error) {
+	t.Helper()
+	require.NoError(t, err)
+	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+}
+
 func TestDocsOnlyChangeSkipsUnity(t *testing.T) {
 	r := newRepo(t)
 	base := r.head()
@@ -123,8 +139,7 @@ func TestDocsOnlyChangeSkipsUnity(t *testing.T) {
 	r.write(".github/ISSUE_TEMPLATE/bug.yml", "name: bug\n")
 	head := r.commit("docs")
 	s, err := classify(t, r, base, strings.ToUpper(head), "docs/**")
-	require.NoError(t, err)
-	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+	requireSkip(t, s, err)
 	assert.Contains(t, s.out.String(), "Unity not required: all 3 changed path(s) are Unity-independent")
 	assert.Contains(t, s.summary(), changes.ReasonIndependent)
 }
@@ -162,9 +177,7 @@ func TestRenames(t *testing.T) {
 		// path. --no-renames keeps the old one.
 		assert.Equal(t, "docs/Player.cs", r.git("diff", "--name-only", "-M", base, head))
 		s, err := classify(t, r, base, head, "docs/**")
-		require.NoError(t, err)
-		assert.Equal(t, "true", s.outputs(t)["unity-required"])
-		assert.Contains(t, s.summary(), "`Assets/Player.cs`")
+		requireUnity(t, s, err, "Assets/Player.cs")
 	})
 	t.Run("within an independent directory", func(t *testing.T) {
 		r := newRepo(t)
@@ -172,8 +185,7 @@ func TestRenames(t *testing.T) {
 		r.git("mv", "docs/guide.md", "docs/handbook.md")
 		head := r.commit("rename")
 		s, err := classify(t, r, base, head, "docs/**")
-		require.NoError(t, err)
-		assert.Equal(t, "false", s.outputs(t)["unity-required"])
+		requireSkip(t, s, err)
 	})
 }
 
@@ -183,9 +195,7 @@ func TestDeleteRequiresUnity(t *testing.T) {
 	r.git("rm", "-q", "Assets/Player.cs")
 	head := r.commit("delete")
 	s, err := classify(t, r, base, head, "docs/**")
-	require.NoError(t, err)
-	assert.Equal(t, "true", s.outputs(t)["unity-required"])
-	assert.Contains(t, s.summary(), "`Assets/Player.cs`")
+	requireUnity(t, s, err, "Assets/Player.cs")
 }
 
 func TestPathsWithSpacesAndNewlines(t *testing.T) {
@@ -235,8 +245,7 @@ func TestHostileTextconvDoesNotRun(t *testing.T) {
 	head := r.commit("docs")
 
 	s, err := classify(t, r, base, head, "docs/**")
-	require.NoError(t, err)
-	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+	requireSkip(t, s, err)
 	assert.NoFileExists(t, textconv, "the classifier ran the repository's textconv filter")
 	assert.NoFileExists(t, external, "the classifier ran the repository's external diff driver")
 
@@ -261,9 +270,7 @@ func TestReplaceObjectsAreIgnored(t *testing.T) {
 	assert.Equal(t, "docs/guide.md", r.git("diff", "--name-only", base, head), "control: replacement is active")
 
 	s, err := classify(t, r, base, head, "docs/**")
-	require.NoError(t, err)
-	assert.Equal(t, "true", s.outputs(t)["unity-required"])
-	assert.Contains(t, s.summary(), "`Assets/Player.cs`")
+	requireUnity(t, s, err, "Assets/Player.cs")
 }
 
 // Inherited GIT_* variables cannot redirect the classifier's git.
@@ -276,9 +283,7 @@ func TestInheritedGitEnvironmentIsIgnored(t *testing.T) {
 	t.Setenv("GIT_EXTERNAL_DIFF", "/bin/false")
 	t.Setenv("GIT_CONFIG_PARAMETERS", "'diff.noprefix'='true'")
 	s, err := classify(t, r, base, head, "")
-	require.NoError(t, err)
-	assert.Equal(t, "true", s.outputs(t)["unity-required"])
-	assert.Contains(t, s.summary(), "`Assets/Player.cs`")
+	requireUnity(t, s, err, "Assets/Player.cs")
 }
 
 func TestGitOutputIsBounded(t *testing.T) {
