@@ -136,6 +136,31 @@ func (e *Emulator) RemoveRunner(org string, runnerID int64) error {
 	return fmt.Errorf("emulator: runner %d not found", runnerID)
 }
 
+// RemoveRunnerGroup deletes a runner group and deregisters its runners;
+// reads of the group then get 404.
+func (e *Emulator) RemoveRunnerGroup(org string, groupID int64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o, ok := e.owners[strings.ToLower(org)]
+	if !ok {
+		return fmt.Errorf("emulator: owner %s not found", org)
+	}
+	for i, g := range o.groups {
+		if g.ID == groupID {
+			o.groups = append(o.groups[:i], o.groups[i+1:]...)
+			kept := o.runners[:0]
+			for _, r := range o.runners {
+				if r.groupID != groupID {
+					kept = append(kept, r)
+				}
+			}
+			o.runners = kept
+			return nil
+		}
+	}
+	return fmt.Errorf("emulator: runner group %d not found", groupID)
+}
+
 // SetRepoPublic makes a repository public (or private again). Repositories
 // are private when created; visibility decides which runner groups they may
 // use.

@@ -192,3 +192,16 @@ func TestRunnerAdminAPI(t *testing.T) {
 	res = v.do("GET", fmt.Sprintf("/orgs/example-org/actions/runner-groups/%d/runners", gid), tok, nil).json(t)
 	eq(t, float64(0), res["total_count"].(float64))
 }
+
+func TestRemovedRunnerGroupIsNotFound(t *testing.T) {
+	v := newEnv(t)
+	g := v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "unity"})
+	keep := v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "other"})
+	v.e.AddRunner(testOwner, g, Runner{Name: "win-1"})
+	v.e.AddRunner(testOwner, keep, Runner{Name: "win-2"})
+	noErr(t, v.e.RemoveRunnerGroup(testOwner, g))
+	tok := v.runnerToken()
+	eq(t, http.StatusNotFound, v.do("GET", fmt.Sprintf("/orgs/example-org/actions/runner-groups/%d/runners", g), tok, nil).status)
+	eq(t, float64(1), v.do("GET", "/orgs/example-org/actions/runners", tok, nil).json(t)["total_count"].(float64), "its runners went with it")
+	check(t, v.e.RemoveRunnerGroup(testOwner, g) != nil)
+}

@@ -66,7 +66,7 @@ func (v *inventory) groups(ctx context.Context) ([]runners.Group, error) {
 				return resp, err
 			})
 		if err != nil {
-			return nil, v.apiError(ctx, "list the runner groups", err)
+			return nil, v.apiError(ctx, "list the runner groups", fmt.Sprintf("%s is not an organization whose runner groups the reader App can read (GitHub answered 404)", v.owner), err)
 		}
 		if res == nil {
 			return nil, malformed("the runner group listing is empty")
@@ -101,7 +101,8 @@ func (v *inventory) runners(ctx context.Context, g runners.Group) ([]runners.Run
 				return resp, err
 			})
 		if err != nil {
-			return nil, v.apiError(ctx, fmt.Sprintf("list the runners of group %d", g.ID), err)
+			return nil, v.apiError(ctx, fmt.Sprintf("list the runners of group %d", g.ID),
+				fmt.Sprintf("runner group %d disappeared while the inventory was read (GitHub answered 404); re-run the job", g.ID), err)
 		}
 		if res == nil {
 			return nil, malformed("a runner listing is empty")
@@ -134,9 +135,10 @@ func inconsistent(err error) error {
 		Message: err.Error() + "; the inventory cannot be trusted, re-run the job"}
 }
 
-// apiError classifies a failed call. A cancelled run returns the context's
-// error unchanged (the runner's signal decides the exit code).
-func (v *inventory) apiError(ctx context.Context, what string, err error) error {
+// apiError classifies a failed call; notFound explains a 404 of the call
+// itself. A cancelled run returns the error unchanged (the runner's signal
+// decides the exit code).
+func (v *inventory) apiError(ctx context.Context, what, notFound string, err error) error {
 	if ctx.Err() != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (v *inventory) apiError(ctx context.Context, what string, err error) error 
 	case status == http.StatusForbidden:
 		fix = fmt.Sprintf("the reader App installation token lacks the organization permission %s: %s (\"Self-hosted runners: Read\") on %s, or the organization refuses the App", Permission, PermissionLevel, v.owner)
 	case status == http.StatusNotFound:
-		fix = fmt.Sprintf("%s is not an organization the reader App can read runner groups of (GitHub answered 404)", v.owner)
+		fix = notFound
 	default:
 		fix = "GitHub refused the request"
 	}

@@ -288,6 +288,24 @@ func TestMissingPermissionFailsAtOnce(t *testing.T) {
 			assert.Equal(t, int64(1), routeRequests(w, groupsRoute))
 		})
 	})
+	t.Run("a 404 from the inventory endpoint", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t)
+			g, _ := w.group("win", 1, "online", false, unityLabels...)
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: runnersPath, Kind: emulator.Latency, Latency: time.Second, Count: 1})
+			j := w.job(t)
+			done := make(chan error, 1)
+			began := time.Now()
+			go func() { done <- preflight.Run(context.Background(), j.Deps()) }()
+			time.Sleep(500 * time.Millisecond)
+			require.NoError(t, w.Em.RemoveRunnerGroup(actiontest.Owner, g))
+			err := <-done
+			assert.Equal(t, preflight.ReasonInventoryUnreadable, reason(t, err))
+			assert.ErrorContains(t, err, fmt.Sprintf("runner group %d disappeared", g))
+			assert.Equal(t, time.Second, time.Since(began), "failed at once, no backoff")
+			assert.Equal(t, int64(1), pathRequests(w, "GET /orgs/acme/actions/runner-groups/"))
+		})
+	})
 	t.Run("the reader App is not installed on the organization", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			w := newWorld(t)
