@@ -77,7 +77,7 @@ $(WORKFLOW_PARSER)/node_modules/.package-lock.json: $(WORKFLOW_PARSER)/package.j
 
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
-DIST_CMDS ?= acquire release require-current-pr-head reap recover
+DIST_CMDS ?= acquire release require-current-pr-head reap recover preflight classify require-unity-validation validate-unity-license
 
 .PHONY: dist dist-verify source-digest
 

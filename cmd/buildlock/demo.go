@@ -34,11 +34,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var o demo.Options
 	demoFlags(fs, &o)
 	asJSON := fs.Bool("json", false, "print only the summary, as one JSON object")
+	unity := fs.Bool("unity", false, "run the hosted half of the Unity lifecycle instead: runner preflight, change classifier (needs git), validation gate (docs/demo.md)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return errUsage
+	}
+	if *unity {
+		return runUnityDemo(ctx, *asJSON, stdout)
 	}
 	if err := checkDemoFlags(o); err != nil {
 		return err

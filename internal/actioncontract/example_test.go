@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/rhysd/actionlint"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
@@ -70,10 +68,16 @@ type exampleStep struct {
 func readExample(t *testing.T) (string, exampleWorkflowDoc) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, exampleWorkflow))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wf exampleWorkflowDoc
-	require.NoError(t, yaml.Unmarshal(raw, &wf), exampleWorkflow)
-	require.NotEmpty(t, wf.Jobs, "%s has no jobs", exampleWorkflow)
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatalf("%s: %v", exampleWorkflow, err)
+	}
+	if len(wf.Jobs) == 0 {
+		t.Fatalf("%s has no jobs", exampleWorkflow)
+	}
 	return string(raw), wf
 }
 
@@ -83,21 +87,25 @@ func TestConsumerWorkflowExampleLints(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	cfg := filepath.Join(t.TempDir(), "actionlint.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600))
+	if err := os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	opts := &actionlint.LinterOptions{ConfigFile: cfg}
 	opts.Shellcheck = "shellcheck"
 	if _, err := lookPath("shellcheck"); err != nil {
 		opts.Shellcheck = ""
 	}
 	l, err := actionlint.NewLinter(io.Discard, opts)
-	require.NoError(t, err)
-	errs, err := l.Lint(exampleWorkflow, []byte(raw), nil)
-	require.NoError(t, err)
-	found := make([]string, 0, len(errs))
-	for _, e := range errs {
-		found = append(found, fmt.Sprintf("%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind))
+	if err != nil {
+		t.Fatal(err)
 	}
-	assert.Empty(t, found, "actionlint")
+	errs, err := l.Lint(exampleWorkflow, []byte(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		t.Errorf("%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind)
+	}
 }
 
 // TestReadmeShowsTheConsumerWorkflowExample: README.md carries the example
@@ -106,60 +114,169 @@ func TestReadmeShowsTheConsumerWorkflowExample(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, after, ok := strings.Cut(string(readme), readmeBegin+"\n")
 	block, _, ok2 := strings.Cut(after, readmeEnd)
-	require.False(t, !ok || !ok2, "README.md has no %s ... %s section", readmeBegin, readmeEnd)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no %s ... %s section", readmeBegin, readmeEnd)
+	}
 	body, ok := strings.CutPrefix(block, "```yaml\n")
 	body, ok2 = strings.CutSuffix(body, "```\n")
-	require.False(t, !ok || !ok2, "README.md: the consumer workflow must be one ```yaml fence directly between the markers")
-	assert.Equal(t, raw, body, "README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
-	assert.Contains(t, string(readme), "(docs/actions.md)", "README.md does not link docs/actions.md")
+	if !ok || !ok2 {
+		t.Fatalf("README.md: the consumer workflow must be one ```yaml fence directly between the markers")
+	}
+	if body != raw {
+		t.Errorf("README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
+	}
+	if !strings.Contains(string(readme), "(docs/actions.md)") {
+		t.Error("README.md does not link docs/actions.md")
+	}
 }
+
+// pendingActions are the actions the example uses that land with issue 12
+// (the runner half of the Unity lifecycle), with their interface from
+// reference-behavior.md §1.9-1.11 and §1.14: required inputs, optional
+// inputs, outputs. Once an action exists under .github/actions, its own
+// action.yml is checked instead and the entry here is unused (delete it).
+var pendingActions = map[string]struct{ required, optional, outputs []string }{
+	"return-unity-license": {
+		required: []string{"unity-version", "tool-cache", "unity-email", "unity-password"},
+		optional: []string{"evidence-suffix", "editor-layout"},
+		outputs:  []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"},
+	},
+	"classify-unity-cleanup-evidence": {
+		required: []string{"return-log-path", "return-command-completed", "evidence-capture-complete"},
+		optional: []string{"return-exit-code", "return-log-digest", "supplemental-evidence-paths"},
+		outputs:  []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "classification-complete", "evidence-digest"},
+	},
+	"require-confirmed-unity-cleanup": {
+		required: []string{"acquired", "classification-complete", "cleanup-status", "cleanup-health", "cleanup-reason", "release-outcome", "cleanup-result", "released", "release-health", "release-reason"},
+		optional: []string{"reservation-state", "reservation-id", "incident-id"},
+		outputs:  []string{"cleanup-safe"},
+	},
+	"ensure-unity-editor": {
+		required: []string{"unity-version"},
+		optional: []string{"install-root", "provisioning-profile", "diagnostics-path", "ci-managed-only", "require-healthy-existing", "with-windows-il2cpp", "required-editor-payload-relative-path"},
+		outputs:  []string{"editor-path"},
+	},
+}
+
+// exampleActions returns the metadata of every action of this repository,
+// plus the pending ones that do not exist yet.
+func exampleActions(t *testing.T) map[string]actioncontract.Metadata {
+	t.Helper()
+	actions := loadActions(t)
+	yes, no := true, false
+	empty := ""
+	for name, p := range pendingActions {
+		if _, ok := actions[name]; ok {
+			continue
+		}
+		m := actioncontract.Metadata{Name: name, Inputs: map[string]actioncontract.Input{}, Outputs: map[string]actioncontract.Output{}}
+		for _, in := range p.required {
+			m.Inputs[in] = actioncontract.Input{Required: &yes}
+		}
+		for _, in := range p.optional {
+			m.Inputs[in] = actioncontract.Input{Required: &no, Default: &empty}
+		}
+		for _, out := range p.outputs {
+			m.Outputs[out] = actioncontract.Output{}
+		}
+		actions[name] = m
+	}
+	return actions
+}
+
+// secretInputs are the inputs of our actions that take a secret as their
+// value by contract (the reference passes them as inputs); every other
+// secret goes through env:.
+var secretInputs = map[string][]string{
+	"check-unity-runner-availability": {"reader-app-id", "reader-app-private-key"},
+	"return-unity-license":            {"unity-email", "unity-password"},
+}
+
+// licensedOrder is the consumer pattern's order of our actions in the
+// licensed job (reference "Consumer Workflow Pattern").
+var licensedOrder = []string{"require-current-pr-head", "validate-unity-license", "ensure-unity-editor", "acquire-build-lock",
+	"return-unity-license", "classify-unity-cleanup-evidence", "release-build-lock", "require-confirmed-unity-cleanup"}
+
+// fallbackHolderRE is the stable v1 holder id a hosted fallback
+// reconstructs: <repository>:<run id>:<source job>:<holder-id-suffix>.
+var fallbackHolderRE = regexp.MustCompile(`^\$\{\{ github\.repository \}\}:\$\{\{ github\.run_id \}\}:([A-Za-z0-9_-]+):(.+)$`)
+
+var needsResultRE = regexp.MustCompile(`^\$\{\{ needs\.([A-Za-z0-9_-]+)\.(result|outputs\.[A-Za-z0-9_-]+) \}\}$`)
 
 // TestConsumerWorkflowExampleFollowsThePattern checks what actionlint
 // cannot: the example only uses this repository's actions (pinned to one
 // commit, with declared inputs and outputs) and the pinned checkout, and it
-// follows the consumer workflow pattern.
+// follows the consumer workflow pattern end to end.
 func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 	t.Parallel()
 	_, wf := readExample(t)
-	actions := loadActions(t)
-	assert.False(t, wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0, "the workflow must set permissions: {} and grant per job")
+	actions := exampleActions(t)
+	if wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0 {
+		t.Error("the workflow must set permissions: {} and grant per job")
+	}
 	checkConcurrency(t, "workflow", &wf.Concurrency)
 	pins := map[string]bool{}
 	used := map[string]bool{}
+	acquireOf := map[string]exampleStep{} // job → its acquire step
+	type fallbackRelease struct {
+		job, source, suffix string
+		st                  exampleStep
+	}
+	var fallbacks []fallbackRelease
 	for name, job := range wf.Jobs {
 		checkConcurrency(t, "job "+name, &job.Concurrency)
 		checkJobPermissions(t, name, &job.Permissions)
 		if job.Strategy != nil && job.Strategy.Matrix != nil {
-			assert.Equal(t, false, job.Strategy.FailFast, "job %s: a matrix needs a literal strategy.fail-fast: false", name)
+			if ff, ok := job.Strategy.FailFast.(bool); !ok || ff {
+				t.Errorf("job %s: a matrix needs a literal strategy.fail-fast: false", name)
+			}
 		}
 		stepAction := map[string]string{}
 		acquireID := ""
+		var order []string
 		for i, st := range job.Steps {
 			where := fmt.Sprintf("job %s step %d (%s)", name, i+1, st.Name)
-			assert.False(t, exprRE.MatchString(st.Run), "%s: no ${{ }} in run: (pass values through env:)", where)
+			if exprRE.MatchString(st.Run) {
+				t.Errorf("%s: no ${{ }} in run: (pass values through env:)", where)
+			}
+			action := ""
+			if m := ownActionRE.FindStringSubmatch(st.Uses); m != nil {
+				action = m[1]
+			}
 			for k, v := range st.With {
-				assert.NotContains(t, v, "secrets.", "%s: secret passed as input %s; pass secrets through env:", where, k)
+				if strings.Contains(v, "secrets.") && !slices.Contains(secretInputs[action], k) {
+					t.Errorf("%s: secret passed as input %s; pass secrets through env:", where, k)
+				}
 			}
 			if st.Uses == "" {
-				assert.False(t, acquireID != "" && st.If == "", "%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
-				assert.False(t, acquireID != "" && !strings.Contains(st.If, "steps."+acquireID+".outputs.acquired == 'true'"), "%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
+				if acquireID != "" && st.If == "" {
+					t.Errorf("%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
+				}
+				if acquireID != "" && !strings.Contains(st.If, "steps."+acquireID+".outputs.acquired == 'true'") {
+					t.Errorf("%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
+				}
 				continue
 			}
 			if st.Uses == checkoutPin {
 				continue
 			}
 			m := ownActionRE.FindStringSubmatch(st.Uses)
-			if !assert.NotNil(t, m, "%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin) {
+			if m == nil {
+				t.Errorf("%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin)
 				continue
 			}
-			action, pin := m[1], m[2]
+			pin := m[2]
 			pins[pin] = true
 			used[action] = true
+			order = append(order, action)
 			meta, ok := actions[action]
-			if !assert.True(t, ok, "%s: no action %s under .github/actions", where, action) {
+			if !ok {
+				t.Errorf("%s: no action %s under .github/actions", where, action)
 				continue
 			}
 			checkWith(t, where, action, meta, st.With)
@@ -169,24 +286,63 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			switch action {
 			case "acquire-build-lock", "acquire-build-lock-with-cleanup":
 				acquireID = st.ID
-				assert.NotEmpty(t, st.ID, "%s: the acquire step needs an id", where)
-				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
-					assert.Equal(t, "${{ secrets."+k+" }}", st.Env[k], "%s: env %s must be ${{ secrets.%s }}", where, k, k)
+				acquireOf[name] = st
+				if st.ID == "" {
+					t.Errorf("%s: the acquire step needs an id", where)
+				}
+				requireAppEnv(t, where, st)
+			case "validate-unity-license":
+				for _, k := range []string{"UNITY_SERIAL", "UNITY_EMAIL", "UNITY_PASSWORD"} {
+					if st.Env[k] != "${{ secrets."+k+" }}" {
+						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
+					}
+				}
+			case "return-unity-license", "classify-unity-cleanup-evidence":
+				if acquireID == "" || strings.ReplaceAll(st.If, " ", "") != "${{always()&&steps."+acquireID+".outputs.acquired=='true'}}" {
+					t.Errorf("%s: %s must run with if: ${{ always() && steps.<acquire>.outputs.acquired == 'true' }}, got %q", where, action, st.If)
+				}
+			case "require-confirmed-unity-cleanup":
+				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
+					t.Errorf("%s: the cleanup gate must run with if: ${{ always() }}, got %q", where, st.If)
 				}
 			case "release-build-lock":
-				assert.Equal(t, "${{always()}}", strings.ReplaceAll(st.If, " ", ""), "%s: release must run with if: ${{ always() }}, got %q", where, st.If)
-				if !assert.NotEmpty(t, acquireID, "%s: release without an earlier acquire in the job", where) {
+				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
+					t.Errorf("%s: release must run with if: ${{ always() }}, got %q", where, st.If)
+				}
+				requireAppEnv(t, where, st)
+				if holder := st.With["holder-id"]; holder != "" {
+					// A hosted fallback: the exact stable identity of a
+					// leg of another job, checked against that job below.
+					hm := fallbackHolderRE.FindStringSubmatch(holder)
+					if hm == nil {
+						t.Errorf("%s: a fallback holder-id must be ${{ github.repository }}:${{ github.run_id }}:<job>:<holder-id-suffix>, got %q", where, holder)
+						break
+					}
+					fallbacks = append(fallbacks, fallbackRelease{job: name, source: hm[1], suffix: hm[2], st: st})
+					break
+				}
+				if acquireID == "" {
+					t.Errorf("%s: release without an earlier acquire in the job (and without an explicit holder-id)", where)
 					break
 				}
 				acq := job.Steps[slices.IndexFunc(job.Steps, func(s exampleStep) bool { return s.ID == acquireID })]
 				for _, k := range []string{"lock-name", "holder-id-suffix", "runner-id", "lock-repository", "state-branch"} {
-					assert.Equal(t, st.With[k], acq.With[k], "%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
+					if acq.With[k] != st.With[k] {
+						t.Errorf("%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
+					}
 				}
-				for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
-					assert.Equal(t, "${{ secrets."+k+" }}", st.Env[k], "%s: env %s must be ${{ secrets.%s }}", where, k, k)
+				// The typed cleanup report comes from the evidence
+				// classifier of the same job.
+				for _, k := range []string{"resource-cleanup-status", "resource-health", "resource-reason"} {
+					if m := stepOutRE.FindStringSubmatch(st.With[k]); m == nil || stepAction[m[1]] != "classify-unity-cleanup-evidence" || m[2] != k {
+						t.Errorf("%s: %s must be the evidence classifier's %s output, got %q", where, k, k, st.With[k])
+					}
 				}
 				acquireID = "" // the steps after release are not licensed
 			}
+		}
+		if _, ok := acquireOf[name]; ok {
+			checkOrder(t, name, order)
 		}
 		// Every steps.<id>.outputs.<name> of one of our actions names a
 		// declared output.
@@ -196,20 +352,113 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			if !ok {
 				continue
 			}
-			assert.Contains(t, actions[action].Outputs, m[2], "job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
+			if _, ok := actions[action].Outputs[m[2]]; !ok {
+				t.Errorf("job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
+			}
 		}
 	}
-	assert.Len(t, pins, 1, "every action of this repository must be pinned to the same commit, got %v", pins)
-	for _, want := range []string{"require-current-pr-head", "acquire-build-lock", "release-build-lock"} {
-		assert.True(t, used[want], "the example does not use %s", want)
-	}
-	gate := 0
-	for _, job := range wf.Jobs {
-		if strings.ReplaceAll(job.If, " ", "") == "${{always()}}" && job.Needs != nil {
-			gate++
+	for _, f := range fallbacks {
+		acq, ok := acquireOf[f.source]
+		if !ok {
+			t.Errorf("job %s: the fallback release names job %s, which does not acquire", f.job, f.source)
+			continue
+		}
+		if f.suffix != acq.With["holder-id-suffix"] || f.st.With["lock-name"] != acq.With["lock-name"] {
+			t.Errorf("job %s: the fallback release's holder id (suffix %q, lock %q) is not job %s's (suffix %q, lock %q)",
+				f.job, f.suffix, f.st.With["lock-name"], f.source, acq.With["holder-id-suffix"], acq.With["lock-name"])
+		}
+		if !needsJob(wf.Jobs[f.job].Needs, f.source) || !strings.HasPrefix(strings.ReplaceAll(wf.Jobs[f.job].If, " ", ""), "${{always()") {
+			t.Errorf("job %s: a fallback needs %s and runs if: ${{ always() && ... }}", f.job, f.source)
 		}
 	}
-	assert.NotZero(t, gate, "no always-reporting gate job (needs: ... with if: ${{ always() }})")
+	if len(pins) != 1 {
+		t.Errorf("every action of this repository must be pinned to the same commit, got %v", pins)
+	}
+	for _, want := range append([]string{"check-unity-runner-availability", "classify-unity-changes", "require-unity-validation"}, licensedOrder...) {
+		if !used[want] {
+			t.Errorf("the example does not use %s", want)
+		}
+	}
+	if len(fallbacks) == 0 {
+		t.Error("no hosted fallback release (release-build-lock with the source job's holder-id)")
+	}
+	checkGate(t, wf)
+}
+
+// requireAppEnv: the lock's App credentials reach acquire and release
+// through env: from secrets.
+func requireAppEnv(t *testing.T, where string, st exampleStep) {
+	t.Helper()
+	for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
+		if st.Env[k] != "${{ secrets."+k+" }}" {
+			t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
+		}
+	}
+}
+
+// checkOrder: a licensed job runs our actions in the pattern's order.
+func checkOrder(t *testing.T, job string, got []string) {
+	t.Helper()
+	var filtered []string
+	for _, a := range got {
+		if slices.Contains(licensedOrder, a) {
+			filtered = append(filtered, a)
+		}
+	}
+	if !slices.Equal(filtered, licensedOrder) {
+		t.Errorf("job %s: the licensed steps must run in the order %v, got %v", job, licensedOrder, filtered)
+	}
+}
+
+func needsJob(needs any, job string) bool {
+	switch v := needs.(type) {
+	case string:
+		return v == job
+	case []any:
+		for _, n := range v {
+			if n == job {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkGate: one always-reporting job calls require-unity-validation, needs
+// every other job, and passes each input from exactly the right place.
+func checkGate(t *testing.T, wf exampleWorkflowDoc) {
+	t.Helper()
+	gates := 0
+	for name, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			m := ownActionRE.FindStringSubmatch(st.Uses)
+			if m == nil || m[1] != "require-unity-validation" {
+				continue
+			}
+			gates++
+			if strings.ReplaceAll(job.If, " ", "") != "${{always()}}" {
+				t.Errorf("job %s: the aggregate gate job must run with if: ${{ always() }}", name)
+			}
+			for other := range wf.Jobs {
+				if other != name && !needsJob(job.Needs, other) {
+					t.Errorf("job %s: the aggregate gate must need every job, not %s", name, other)
+				}
+			}
+			for input, want := range map[string]string{
+				"static-validation-result": "result", "classifier-result": "result", "unity-required": "outputs.unity-required",
+				"trusted-revision": "outputs.trusted-revision", "preflight-result": "result", "unity-result": "result",
+				"fallback-result": "result", "fallback-cleanup-result": "outputs.cleanup-result",
+			} {
+				nm := needsResultRE.FindStringSubmatch(st.With[input])
+				if nm == nil || nm[2] != want || !needsJob(job.Needs, nm[1]) {
+					t.Errorf("job %s: %s must be exactly ${{ needs.<job>.%s }} of a needed job, got %q", name, input, want, st.With[input])
+				}
+			}
+		}
+	}
+	if gates != 1 {
+		t.Errorf("want exactly one aggregate job calling require-unity-validation, got %d", gates)
+	}
 }
 
 // checkConcurrency: a concurrency scope, when present, is a mapping with a
@@ -219,28 +468,34 @@ func checkConcurrency(t *testing.T, where string, n *yaml.Node) {
 	if n.Kind == 0 {
 		return
 	}
-	if !assert.Equal(t, yaml.MappingNode, n.Kind, "%s: concurrency must be a mapping with cancel-in-progress: false", where) {
+	if n.Kind != yaml.MappingNode {
+		t.Errorf("%s: concurrency must be a mapping with cancel-in-progress: false", where)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "cancel-in-progress" {
 			v := n.Content[i+1]
-			assert.False(t, v.Tag != "!!bool" || v.Value != "false", "%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
+			if v.Tag != "!!bool" || v.Value != "false" {
+				t.Errorf("%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
+			}
 			return
 		}
 	}
-	assert.Fail(t, where+": concurrency without a literal cancel-in-progress: false")
+	t.Errorf("%s: concurrency without a literal cancel-in-progress: false", where)
 }
 
 // checkJobPermissions: every job declares its permissions, none of them
 // write.
 func checkJobPermissions(t *testing.T, job string, n *yaml.Node) {
 	t.Helper()
-	if !assert.Equal(t, yaml.MappingNode, n.Kind, "job %s: declare permissions as a mapping (least privilege)", job) {
+	if n.Kind != yaml.MappingNode {
+		t.Errorf("job %s: declare permissions as a mapping (least privilege)", job)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		assert.Contains(t, []string{"read", "none"}, n.Content[i+1].Value, "job %s: permission %s; consumer jobs need read access only", job, n.Content[i].Value)
+		if v := n.Content[i+1].Value; v != "read" && v != "none" {
+			t.Errorf("job %s: permission %s: %s; consumer jobs need read access only", job, n.Content[i].Value, v)
+		}
 	}
 }
 
@@ -249,9 +504,13 @@ func checkJobPermissions(t *testing.T, job string, n *yaml.Node) {
 func checkWith(t *testing.T, where, action string, meta actioncontract.Metadata, with map[string]string) {
 	t.Helper()
 	for k := range with {
-		assert.Contains(t, meta.Inputs, k, "%s: %s has no input %q", where, action, k)
+		if _, ok := meta.Inputs[k]; !ok {
+			t.Errorf("%s: %s has no input %q", where, action, k)
+		}
 	}
 	for name, in := range meta.Inputs {
-		assert.False(t, in.Required != nil && *in.Required && strings.TrimSpace(with[name]) == "", "%s: required input %s of %s is missing", where, name, action)
+		if in.Required != nil && *in.Required && strings.TrimSpace(with[name]) == "" {
+			t.Errorf("%s: required input %s of %s is missing", where, name, action)
+		}
 	}
 }

@@ -48,12 +48,38 @@ var Registry = map[string]Action{
 		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed", "request-budget"},
 		Outputs: []string{"reaped", "state-sha"},
 	},
+	// The hosted half of the Unity lifecycle (reference-behavior.md §1.7,
+	// §1.8, §1.12, §1.13; issue 11).
+	"check-unity-runner-availability": {
+		Binary:  "preflight",
+		Inputs:  []string{"reader-app-id", "reader-app-private-key", "owner", "required-label-sets"},
+		Outputs: []string{"registered-runner-count", "matched-runners", "online-runner-count", "busy-runner-count"},
+	},
+	"classify-unity-changes": {
+		Binary:  "classify",
+		Args:    []string{"changes"},
+		Inputs:  []string{"event-name", "base-sha", "head-sha", "independent-paths"},
+		Outputs: []string{"unity-required"},
+	},
+	"require-unity-validation": {
+		Binary:  "require-unity-validation",
+		Inputs:  []string{"static-validation-result", "classifier-result", "unity-required", "trusted-revision", "preflight-result", "unity-result", "fallback-result", "fallback-cleanup-result"},
+		Outputs: []string{"validation-safe"},
+	},
+	"validate-unity-license": {
+		Binary:  "validate-unity-license",
+		Inputs:  []string{"activation-mode"},
+		Outputs: []string{"serial-present", "email-present", "password-present"},
+	},
 }
 
 // Action is one Registry entry.
 type Action struct {
 	// Binary is the cmd/<Binary> program the launcher runs for the action.
 	Binary string
+	// Args are the arguments the action passes after the binary name (the
+	// mode of a multi-mode binary such as cmd/classify); usually none.
+	Args []string
 	// Node is true for the one node24 action (it needs post:); all others
 	// are composite.
 	Node bool

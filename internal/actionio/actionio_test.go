@@ -297,3 +297,15 @@ func TestActionRepository(t *testing.T) {
 		})
 	}
 }
+
+func TestRequireOutputFile(t *testing.T) {
+	a := actionio.New(func(string) string { return "" }, &bytes.Buffer{})
+	require.ErrorIs(t, a.RequireOutputFile(), actionio.ErrFileCommandUnavailable)
+	b := actionio.New(func(k string) string {
+		if k == "GITHUB_OUTPUT" {
+			return filepath.Join(t.TempDir(), "out")
+		}
+		return ""
+	}, &bytes.Buffer{})
+	require.NoError(t, b.RequireOutputFile())
+}

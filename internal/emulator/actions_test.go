@@ -88,22 +88,6 @@ func TestPullsAndIssues(t *testing.T) {
 	require.Equal(t, "build-lock-writer[bot]", res.json(t)["user"].(map[string]any)["login"].(string))
 }
 
-// Runner groups: https://docs.github.com/en/rest/actions/self-hosted-runner-groups
-func TestRunnerGroups(t *testing.T) {
-	v := newEnv(t)
-	g := v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "unity", Visibility: "selected", SelectedRepos: []string{"build-lock"}})
-	v.e.AddRunnerGroup(testOwner, RunnerGroup{Name: "private", Visibility: "private"})
-	require.True(t, v.e.AddRunner(testOwner, g, Runner{Name: "win-1", OS: "Windows", Labels: []string{"self-hosted", "unity"}}) != 0)
-	tok := v.mint(map[string]any{"permissions": map[string]string{"organization_self_hosted_runners": "read"}})
-	res := v.do("GET", "/orgs/example-org/actions/runner-groups?visible_to_repository=build-lock&per_page=100&page=1", tok, nil)
-	require.Equal(t, http.StatusOK, res.status)
-	require.Equal(t, float64(1), res.json(t)["total_count"].(float64))
-	res = v.do("GET", "/orgs/example-org/actions/runner-groups/"+itoa(g)+"/runners?per_page=100", tok, nil)
-	require.Equal(t, "online", res.json(t)["runners"].([]any)[0].(map[string]any)["status"].(string))
-	noTok := v.mint(map[string]any{"permissions": map[string]string{"contents": "read"}})
-	require.Equal(t, http.StatusForbidden, v.do("GET", "/orgs/example-org/actions/runner-groups", noTok, nil).status)
-}
-
 // go-github v66 against the emulator over real HTTP (httptest) and in memory.
 func TestGoGitHubCompatibility(t *testing.T) {
 	v := newEnv(t)

@@ -355,6 +355,12 @@ func (e *Emulator) admin(r *http.Request, p string) *response {
 			return adminErr(http.StatusNotFound, "%v", err)
 		}
 		return adminJSON(http.StatusOK, map[string]any{"id": idArg})
+	case "DELETE /runners/{id}":
+		org := q.Get("org")
+		if err := e.RemoveRunner(org, idArg); err != nil {
+			return adminErr(http.StatusNotFound, "%v", err)
+		}
+		return adminJSON(http.StatusOK, map[string]any{"removed": idArg})
 	case "GET /faults":
 		return adminJSON(http.StatusOK, e.Faults())
 	case "POST /faults":

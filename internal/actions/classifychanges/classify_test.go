@@ -1,0 +1,354 @@
+package classifychanges_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/classifychanges"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/changes"
+)
+
+// repo is a real git repository in a temporary directory.
+type repo struct {
+	t   *testing.T
+	dir string
+}
+
+func newRepo(t *testing.T) *repo {
+	t.Helper()
+	if _, err := classifychanges.FindGit(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must run the classifier against a real git: %v", err)
+		}
+		t.Skip(err)
+	}
+	r := &repo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	r.write("README.md", "# game\n")
+	r.write("Assets/Player.cs", "class Player {}\n")
+	r.write("docs/guide.md", "guide\n")
+	r.commit("initial")
+	return r
+}
+
+// git runs the fixture's own git (never the classifier's), isolated from
+// the developer's configuration.
+func (r *repo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("/usr/bin/git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = r.dir
+	cmd.Env = append(classifychanges.GitEnv(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+	out, err := cmd.CombinedOutput()
+	require.NoError(r.t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func (r *repo) write(path, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, filepath.FromSlash(path))
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+func (r *repo) commit(msg string) string {
+	r.t.Helper()
+	r.git("add", "-A")
+	r.git("commit", "-q", "--allow-empty", "-m", msg)
+	return r.git("rev-parse", "HEAD")
+}
+
+func (r *repo) head() string { return r.git("rev-parse", "HEAD") }
+
+// step is one run of the action in the repository's work tree.
+type step struct {
+	env map[string]string
+	out bytes.Buffer
+}
+
+func newStep(t *testing.T, dir, event, base, head, declared string) *step {
+	t.Helper()
+	tmp := t.TempDir()
+	s := &step{env: map[string]string{
+		"GITHUB_WORKSPACE":    dir,
+		"GITHUB_OUTPUT":       filepath.Join(tmp, "output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary"),
+		"INPUT_EVENT-NAME":    event,
+		"INPUT_BASE-SHA":      base,
+		"INPUT_HEAD-SHA":      head,
+	}}
+	if declared != "" {
+		s.env["INPUT_INDEPENDENT-PATHS"] = declared
+	}
+	return s
+}
+
+func (s *step) run() error {
+	return classifychanges.Run(context.Background(), actionkit.Deps{Getenv: func(k string) string { return s.env[k] }, Stdout: &s.out})
+}
+
+func (s *step) outputs(t *testing.T) map[string]string {
+	t.Helper()
+	out, err := actionio.ReadFileCommands(s.env["GITHUB_OUTPUT"])
+	require.NoError(t, err)
+	return out
+}
+
+func (s *step) summary() string {
+	b, _ := os.ReadFile(s.env["GITHUB_STEP_SUMMARY"])
+	return string(b)
+}
+
+func classify(t *testing.T, r *repo, base, head, declared string) (*step, error) {
+	t.Helper()
+	s := newStep(t, r.dir, "pull_request", base, head, declared)
+	return s, s.run()
+}
+
+// requireUnity: the step succeeded with unity-required=true, and the job
+// summary names forcedBy as the first path that required Unity.
+func requireUnity(t *testing.T, s *step, err error, forcedBy string) {
+	t.Helper()
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+	assert.Contains(t, s.summary(), "| First path that requires Unity | `"+forcedBy+"` |")
+}
+
+// requireSkip: the step succeeded with unity-required=false.
+func requireSkip(t *testing.T, s *step, err error) {
+	t.Helper()
+	require.NoError(t, err)
+	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+}
+
+func TestDocsOnlyChangeSkipsUnity(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("README.md", "# game, documented\n")
+	r.write("docs/guide.md", "more guide\n")
+	r.write(".github/ISSUE_TEMPLATE/bug.yml", "name: bug\n")
+	head := r.commit("docs")
+	s, err := classify(t, r, base, strings.ToUpper(head), "docs/**")
+	requireSkip(t, s, err)
+	assert.Contains(t, s.out.String(), "Unity not required: all 3 changed path(s) are Unity-independent")
+	assert.Contains(t, s.summary(), changes.ReasonIndependent)
+}
+
+func TestAssetsChangeRequiresUnity(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("README.md", "# game 2\n")
+	r.write("Assets/Player.cs", "class Player { int hp; }\n")
+	head := r.commit("code")
+	s, err := classify(t, r, base, head, "docs/**")
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+	assert.Contains(t, s.out.String(), "Unity required: Assets/Player.cs is neither in the central Unity-independent allowlist nor under a declared independent path (first of 2 changed path(s)).")
+	assert.Contains(t, s.summary(), "| First path that requires Unity | `Assets/Player.cs` |")
+}
+
+func TestDeclarationIsNeededForNonCentralPaths(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/guide.md", "changed\n")
+	head := r.commit("docs")
+	s, err := classify(t, r, base, head, "")
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"], "docs/ is not central: without a declaration it requires Unity")
+}
+
+func TestRenames(t *testing.T) {
+	t.Run("out of Assets: the deleted Unity path still counts", func(t *testing.T) {
+		r := newRepo(t)
+		base := r.head()
+		r.git("mv", "Assets/Player.cs", "docs/Player.cs")
+		head := r.commit("move")
+		// What plain rename detection would show: only the new, harmless
+		// path. --no-renames keeps the old one.
+		assert.Equal(t, "docs/Player.cs", r.git("diff", "--name-only", "-M", base, head))
+		s, err := classify(t, r, base, head, "docs/**")
+		requireUnity(t, s, err, "Assets/Player.cs")
+	})
+	t.Run("within an independent directory", func(t *testing.T) {
+		r := newRepo(t)
+		base := r.head()
+		r.git("mv", "docs/guide.md", "docs/handbook.md")
+		head := r.commit("rename")
+		s, err := classify(t, r, base, head, "docs/**")
+		requireSkip(t, s, err)
+	})
+}
+
+func TestDeleteRequiresUnity(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.git("rm", "-q", "Assets/Player.cs")
+	head := r.commit("delete")
+	s, err := classify(t, r, base, head, "docs/**")
+	requireUnity(t, s, err, "Assets/Player.cs")
+}
+
+func TestPathsWithSpacesAndNewlines(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/a b\nc.md", "x\n")
+	mid := r.commit("odd docs name")
+	s, err := classify(t, r, base, mid, "docs/**")
+	require.NoError(t, err)
+	assert.Equal(t, "false", s.outputs(t)["unity-required"], "the NUL-separated list keeps the name whole")
+
+	r.write("Assets/we ird\nname.cs", "x\n")
+	head := r.commit("odd code name")
+	s, err = classify(t, r, mid, head, "docs/**")
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+	assert.Contains(t, s.out.String(), `"Assets/we ird\nname.cs" is neither`, "quoted: the newline cannot start a workflow command")
+	assert.NotContains(t, s.out.String(), "ird\nname")
+}
+
+func TestEmptyDiffRequiresUnity(t *testing.T) {
+	r := newRepo(t)
+	head := r.head()
+	s, err := classify(t, r, head, head, "docs/**")
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+	assert.Contains(t, s.summary(), changes.ReasonEmptyDiff)
+
+	empty := r.commit("empty commit")
+	s, err = classify(t, r, head, empty, "docs/**")
+	require.NoError(t, err)
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+}
+
+// A hostile repository configures a textconv filter and an external diff
+// driver for every file. The classifier's git must run neither; the same
+// repository proves the trap is live by springing it for a plain diff.
+func TestHostileTextconvDoesNotRun(t *testing.T) {
+	r := newRepo(t)
+	dir := t.TempDir()
+	textconv, external := filepath.Join(dir, "textconv-ran"), filepath.Join(dir, "external-diff-ran")
+	r.write(".gitattributes", "* diff=evil\n")
+	r.git("config", "diff.evil.textconv", "sh -c 'touch "+textconv+"; cat \"$0\"'")
+	r.git("config", "diff.evil.command", "sh -c 'touch "+external+"'")
+	base := r.commit("attributes")
+	r.write("docs/guide.md", "changed\n")
+	head := r.commit("docs")
+
+	s, err := classify(t, r, base, head, "docs/**")
+	requireSkip(t, s, err)
+	assert.NoFileExists(t, textconv, "the classifier ran the repository's textconv filter")
+	assert.NoFileExists(t, external, "the classifier ran the repository's external diff driver")
+
+	// Controls: both traps are live for an ordinary git diff.
+	r.git("diff", base, head)
+	assert.FileExists(t, external, "control: external diff driver")
+	r.git("diff", "--no-ext-diff", base, head)
+	assert.FileExists(t, textconv, "control: textconv filter")
+}
+
+// refs/replace can make git show another commit in place of the real head;
+// --no-replace-objects sees through it.
+func TestReplaceObjectsAreIgnored(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/guide.md", "harmless\n")
+	decoy := r.commit("decoy")
+	r.git("reset", "-q", "--hard", base)
+	r.write("Assets/Player.cs", "class Player { evil(); }\n")
+	head := r.commit("real")
+	r.git("replace", head, decoy)
+	assert.Equal(t, "docs/guide.md", r.git("diff", "--name-only", base, head), "control: replacement is active")
+
+	s, err := classify(t, r, base, head, "docs/**")
+	requireUnity(t, s, err, "Assets/Player.cs")
+}
+
+// Inherited GIT_* variables cannot redirect the classifier's git.
+func TestInheritedGitEnvironmentIsIgnored(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("Assets/Player.cs", "changed\n")
+	head := r.commit("code")
+	t.Setenv("GIT_DIR", filepath.Join(t.TempDir(), "elsewhere"))
+	t.Setenv("GIT_EXTERNAL_DIFF", "/bin/false")
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'diff.noprefix'='true'")
+	s, err := classify(t, r, base, head, "")
+	requireUnity(t, s, err, "Assets/Player.cs")
+}
+
+func TestGitOutputIsBounded(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/a-long-file-name.md", "x\n")
+	head := r.commit("docs")
+	git, err := classifychanges.FindGit()
+	require.NoError(t, err)
+	_, err = classifychanges.Git{Path: git, Dir: r.dir, Limit: 10}.ChangedPaths(context.Background(), base, head)
+	assert.ErrorContains(t, err, "more than 10 bytes")
+	out, err := classifychanges.Git{Path: git, Dir: r.dir}.ChangedPaths(context.Background(), base, head)
+	require.NoError(t, err)
+	assert.Equal(t, "docs/a-long-file-name.md\x00", string(out))
+}
+
+func TestMissingCommitFailsWithUnityRequired(t *testing.T) {
+	r := newRepo(t)
+	s, err := classify(t, r, r.head(), strings.Repeat("ab", 20), "docs/**")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "fetch-depth: 0")
+	assert.ErrorContains(t, err, "unity-required stays true")
+	assert.Equal(t, "true", s.outputs(t)["unity-required"])
+}
+
+func TestOtherEventsRequireUnityWithoutGit(t *testing.T) {
+	for _, event := range []string{"push", "pull_request_target", "workflow_dispatch", "merge_group", "PULL_REQUEST"} {
+		s := newStep(t, filepath.Join(t.TempDir(), "no-repo"), event, "", "", "docs/**")
+		require.NoError(t, s.run(), event)
+		assert.Equal(t, "true", s.outputs(t)["unity-required"], event)
+		assert.Contains(t, s.summary(), changes.ReasonNotPullRequest)
+	}
+}
+
+func TestDeclarationIsValidatedOnEveryEvent(t *testing.T) {
+	s := newStep(t, t.TempDir(), "push", "", "", "docs/**\n.github/**")
+	err := s.run()
+	var de *changes.DeclarationError
+	require.True(t, errors.As(err, &de), "%v", err)
+	assert.Equal(t, 2, de.Line)
+	assert.ErrorContains(t, err, "line 2")
+	assert.Equal(t, "true", s.outputs(t)["unity-required"], "written first, left in place")
+}
+
+func TestInputFailures(t *testing.T) {
+	r := newRepo(t)
+	head := r.head()
+	cases := map[string]func(s *step){
+		"no event":         func(s *step) { delete(s.env, "INPUT_EVENT-NAME") },
+		"short base":       func(s *step) { s.env["INPUT_BASE-SHA"] = "abc" },
+		"missing head":     func(s *step) { delete(s.env, "INPUT_HEAD-SHA") },
+		"option-like head": func(s *step) { s.env["INPUT_HEAD-SHA"] = "--output=/tmp/x" + strings.Repeat("a", 24) },
+		"no GITHUB_OUTPUT": func(s *step) { delete(s.env, "GITHUB_OUTPUT") },
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := newStep(t, r.dir, "pull_request", head, head, "")
+			mutate(s)
+			err := s.run()
+			require.Error(t, err)
+			if name == "no GITHUB_OUTPUT" {
+				assert.ErrorIs(t, err, actionio.ErrFileCommandUnavailable)
+				return
+			}
+			assert.Equal(t, "true", s.outputs(t)["unity-required"])
+		})
+	}
+}

@@ -1,0 +1,39 @@
+package preflight
+
+// Stable reason codes of a failed preflight (docs/actions.md).
+const (
+	// ReasonNoVisibleGroup: the calling repository can use no runner group
+	// of the organization, so no self-hosted job of it can ever start.
+	ReasonNoVisibleGroup = "NO_VISIBLE_RUNNER_GROUP"
+	// ReasonLabelSetWithoutRunner: a required label set has no registered
+	// runner in the visible groups.
+	ReasonLabelSetWithoutRunner = "LABEL_SET_WITHOUT_RUNNER"
+	// ReasonInventoryUnreadable: GitHub refused the reads (a missing
+	// installation or permission, a 403 or 404) or answered with data that
+	// is not a runner inventory. Retrying does not help; the message names
+	// what to fix.
+	ReasonInventoryUnreadable = "RUNNER_INVENTORY_UNREADABLE"
+	// ReasonInventoryInconsistent: the pages of a listing did not add up
+	// to its total_count (the inventory changed while it was read, or it
+	// needs more than 10 pages). Re-run the job.
+	ReasonInventoryInconsistent = "RUNNER_INVENTORY_INCONSISTENT"
+	// ReasonAPIUnavailable: retryable API failures outlasted the retry
+	// budget or the 150 s deadline. This is an availability failure of the
+	// GitHub API, never evidence that a runner is missing.
+	ReasonAPIUnavailable = "RUNNER_INVENTORY_API_UNAVAILABLE"
+)
+
+// Error is a failed preflight: a stable reason code and a message an
+// operator can act on. It never carries a credential.
+type Error struct {
+	Reason  string
+	Message string
+	// Err is the underlying (scrubbed) cause, if any.
+	Err error
+}
+
+// Error implements error as "<REASON>: <message>".
+func (e *Error) Error() string { return e.Reason + ": " + e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
