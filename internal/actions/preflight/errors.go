@@ -37,3 +37,6 @@ func (e *Error) Error() string { return e.Reason + ": " + e.Message }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ReasonCode returns Reason (the ::error title and job summary code).
+func (e *Error) ReasonCode() string { return e.Reason }

@@ -152,17 +152,12 @@ func (p *preflight) writeOutputs(rep runners.Report) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range []struct{ name, value string }{
+	return p.a.SetOutputs([][2]string{
 		{OutputRegisteredRunnerCount, strconv.Itoa(rep.Registered)},
 		{OutputMatchedRunners, string(js)},
 		{OutputOnlineRunnerCount, strconv.Itoa(rep.Online)},
 		{OutputBusyRunnerCount, strconv.Itoa(rep.Busy)},
-	} {
-		if err := p.a.SetOutput(o.name, o.value); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // summary writes the job summary: one table, label set → runners (name,

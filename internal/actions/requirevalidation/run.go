@@ -22,6 +22,9 @@ type UnsafeError struct{ Verdict validation.Verdict }
 // Error implements error with the verdict's message.
 func (e *UnsafeError) Error() string { return e.Verdict.Message() }
 
+// ReasonCode returns the verdict's reason (the first rule broken).
+func (e *UnsafeError) ReasonCode() string { return e.Verdict.Reason }
+
 // Run is the require-unity-validation action.
 func Run(_ context.Context, deps Deps) error {
 	d := deps.WithDefaults()

@@ -108,3 +108,6 @@ func quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// ReasonCode returns Code (the ::error title and job summary code).
+func (e *DeclarationError) ReasonCode() string { return e.Code }

@@ -162,3 +162,6 @@ func parseLabel(n, j int, v any) (string, error) {
 	}
 	return strings.ToLower(s), nil
 }
+
+// ReasonCode returns Code (the ::error title and job summary code).
+func (e *LabelSetError) ReasonCode() string { return e.Code }

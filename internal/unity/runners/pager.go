@@ -103,3 +103,6 @@ func (p *Pager) Add(items, totalCount int) (more bool, err error) {
 	}
 	return true, nil
 }
+
+// ReasonCode returns Code (the ::error title and job summary code).
+func (e *PageError) ReasonCode() string { return e.Code }

@@ -46,6 +46,9 @@ type LicenseError struct {
 // Error implements error.
 func (e *LicenseError) Error() string { return e.Message }
 
+// ReasonCode returns Reason.
+func (e *LicenseError) ReasonCode() string { return e.Reason }
+
 // CheckLicense runs the checks in the order of unity-lifecycle-facts.md §7:
 // the activation mode (empty means serial; anything else is refused), then
 // the licensing server (UNITY_LICENSING_SERVER set is refused: this suite
