@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rhysd/actionlint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
@@ -68,15 +70,13 @@ type exampleStep struct {
 func readExample(t *testing.T) (string, exampleWorkflowDoc) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, exampleWorkflow))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var wf exampleWorkflowDoc
 	if err := yaml.Unmarshal(raw, &wf); err != nil {
-		t.Fatalf("%s: %v", exampleWorkflow, err)
+		require.FailNowf(t, "consumer workflow", "%s: %v", exampleWorkflow, err)
 	}
 	if len(wf.Jobs) == 0 {
-		t.Fatalf("%s has no jobs", exampleWorkflow)
+		require.FailNowf(t, "consumer workflow", "%s has no jobs", exampleWorkflow)
 	}
 	return string(raw), wf
 }
@@ -87,24 +87,18 @@ func TestConsumerWorkflowExampleLints(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	cfg := filepath.Join(t.TempDir(), "actionlint.yaml")
-	if err := os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: ["+exampleRunnerLabel+"]\n"), 0o600))
 	opts := &actionlint.LinterOptions{ConfigFile: cfg}
 	opts.Shellcheck = "shellcheck"
 	if _, err := lookPath("shellcheck"); err != nil {
 		opts.Shellcheck = ""
 	}
 	l, err := actionlint.NewLinter(io.Discard, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	errs, err := l.Lint(exampleWorkflow, []byte(raw), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range errs {
-		t.Errorf("%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind)
+		assert.Failf(t, "consumer workflow", "%s:%d:%d: %s [%s]", exampleWorkflow, e.Line, e.Column, e.Message, e.Kind)
 	}
 }
 
@@ -114,24 +108,22 @@ func TestReadmeShowsTheConsumerWorkflowExample(t *testing.T) {
 	t.Parallel()
 	raw, _ := readExample(t)
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(readme), readmeBegin+"\n")
 	block, _, ok2 := strings.Cut(after, readmeEnd)
 	if !ok || !ok2 {
-		t.Fatalf("README.md has no %s ... %s section", readmeBegin, readmeEnd)
+		require.FailNowf(t, "consumer workflow", "README.md has no %s ... %s section", readmeBegin, readmeEnd)
 	}
 	body, ok := strings.CutPrefix(block, "```yaml\n")
 	body, ok2 = strings.CutSuffix(body, "```\n")
 	if !ok || !ok2 {
-		t.Fatalf("README.md: the consumer workflow must be one ```yaml fence directly between the markers")
+		require.FailNowf(t, "consumer workflow", "README.md: the consumer workflow must be one ```yaml fence directly between the markers")
 	}
 	if body != raw {
-		t.Errorf("README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
+		assert.Failf(t, "consumer workflow", "README.md's consumer workflow differs from %s at line %d; copy the file into the README section", exampleWorkflow, firstDiffLine(raw, body))
 	}
 	if !strings.Contains(string(readme), "(docs/actions.md)") {
-		t.Error("README.md does not link docs/actions.md")
+		assert.Fail(t, "README.md does not link docs/actions.md")
 	}
 }
 
@@ -217,7 +209,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 	_, wf := readExample(t)
 	actions := exampleActions(t)
 	if wf.Permissions.Kind != yaml.MappingNode || len(wf.Permissions.Content) != 0 {
-		t.Error("the workflow must set permissions: {} and grant per job")
+		assert.Fail(t, "the workflow must set permissions: {} and grant per job")
 	}
 	checkConcurrency(t, "workflow", &wf.Concurrency)
 	pins := map[string]bool{}
@@ -233,7 +225,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 		checkJobPermissions(t, name, &job.Permissions)
 		if job.Strategy != nil && job.Strategy.Matrix != nil {
 			if ff, ok := job.Strategy.FailFast.(bool); !ok || ff {
-				t.Errorf("job %s: a matrix needs a literal strategy.fail-fast: false", name)
+				assert.Failf(t, "consumer workflow", "job %s: a matrix needs a literal strategy.fail-fast: false", name)
 			}
 		}
 		stepAction := map[string]string{}
@@ -242,7 +234,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 		for i, st := range job.Steps {
 			where := fmt.Sprintf("job %s step %d (%s)", name, i+1, st.Name)
 			if exprRE.MatchString(st.Run) {
-				t.Errorf("%s: no ${{ }} in run: (pass values through env:)", where)
+				assert.Failf(t, "consumer workflow", "%s: no ${{ }} in run: (pass values through env:)", where)
 			}
 			action := ""
 			if m := ownActionRE.FindStringSubmatch(st.Uses); m != nil {
@@ -250,15 +242,15 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			}
 			for k, v := range st.With {
 				if strings.Contains(v, "secrets.") && !slices.Contains(secretInputs[action], k) {
-					t.Errorf("%s: secret passed as input %s; pass secrets through env:", where, k)
+					assert.Failf(t, "consumer workflow", "%s: secret passed as input %s; pass secrets through env:", where, k)
 				}
 			}
 			if st.Uses == "" {
 				if acquireID != "" && st.If == "" {
-					t.Errorf("%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
+					assert.Failf(t, "consumer workflow", "%s: a step after acquire must be guarded on steps.%s.outputs.acquired == 'true'", where, acquireID)
 				}
 				if acquireID != "" && !strings.Contains(st.If, "steps."+acquireID+".outputs.acquired == 'true'") {
-					t.Errorf("%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
+					assert.Failf(t, "consumer workflow", "%s: licensed step not guarded on steps.%s.outputs.acquired == 'true' (if: %q)", where, acquireID, st.If)
 				}
 				continue
 			}
@@ -267,7 +259,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			}
 			m := ownActionRE.FindStringSubmatch(st.Uses)
 			if m == nil {
-				t.Errorf("%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin)
+				assert.Failf(t, "consumer workflow", "%s: uses %q is neither an action of %s pinned to a 40-hex commit nor %s", where, st.Uses, thisRepository, checkoutPin)
 				continue
 			}
 			pin := m[2]
@@ -276,7 +268,7 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 			order = append(order, action)
 			meta, ok := actions[action]
 			if !ok {
-				t.Errorf("%s: no action %s under .github/actions", where, action)
+				assert.Failf(t, "consumer workflow", "%s: no action %s under .github/actions", where, action)
 				continue
 			}
 			checkWith(t, where, action, meta, st.With)
@@ -288,26 +280,26 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 				acquireID = st.ID
 				acquireOf[name] = st
 				if st.ID == "" {
-					t.Errorf("%s: the acquire step needs an id", where)
+					assert.Failf(t, "consumer workflow", "%s: the acquire step needs an id", where)
 				}
 				requireAppEnv(t, where, st)
 			case "validate-unity-license":
 				for _, k := range []string{"UNITY_SERIAL", "UNITY_EMAIL", "UNITY_PASSWORD"} {
 					if st.Env[k] != "${{ secrets."+k+" }}" {
-						t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
+						assert.Failf(t, "consumer workflow", "%s: env %s must be ${{ secrets.%s }}", where, k, k)
 					}
 				}
 			case "return-unity-license", "classify-unity-cleanup-evidence":
 				if acquireID == "" || strings.ReplaceAll(st.If, " ", "") != "${{always()&&steps."+acquireID+".outputs.acquired=='true'}}" {
-					t.Errorf("%s: %s must run with if: ${{ always() && steps.<acquire>.outputs.acquired == 'true' }}, got %q", where, action, st.If)
+					assert.Failf(t, "consumer workflow", "%s: %s must run with if: ${{ always() && steps.<acquire>.outputs.acquired == 'true' }}, got %q", where, action, st.If)
 				}
 			case "require-confirmed-unity-cleanup":
 				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
-					t.Errorf("%s: the cleanup gate must run with if: ${{ always() }}, got %q", where, st.If)
+					assert.Failf(t, "consumer workflow", "%s: the cleanup gate must run with if: ${{ always() }}, got %q", where, st.If)
 				}
 			case "release-build-lock":
 				if strings.ReplaceAll(st.If, " ", "") != "${{always()}}" {
-					t.Errorf("%s: release must run with if: ${{ always() }}, got %q", where, st.If)
+					assert.Failf(t, "consumer workflow", "%s: release must run with if: ${{ always() }}, got %q", where, st.If)
 				}
 				requireAppEnv(t, where, st)
 				if holder := st.With["holder-id"]; holder != "" {
@@ -315,27 +307,27 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 					// leg of another job, checked against that job below.
 					hm := fallbackHolderRE.FindStringSubmatch(holder)
 					if hm == nil {
-						t.Errorf("%s: a fallback holder-id must be ${{ github.repository }}:${{ github.run_id }}:<job>:<holder-id-suffix>, got %q", where, holder)
+						assert.Failf(t, "consumer workflow", "%s: a fallback holder-id must be ${{ github.repository }}:${{ github.run_id }}:<job>:<holder-id-suffix>, got %q", where, holder)
 						break
 					}
 					fallbacks = append(fallbacks, fallbackRelease{job: name, source: hm[1], suffix: hm[2], st: st})
 					break
 				}
 				if acquireID == "" {
-					t.Errorf("%s: release without an earlier acquire in the job (and without an explicit holder-id)", where)
+					assert.Failf(t, "consumer workflow", "%s: release without an earlier acquire in the job (and without an explicit holder-id)", where)
 					break
 				}
 				acq := job.Steps[slices.IndexFunc(job.Steps, func(s exampleStep) bool { return s.ID == acquireID })]
 				for _, k := range []string{"lock-name", "holder-id-suffix", "runner-id", "lock-repository", "state-branch"} {
 					if acq.With[k] != st.With[k] {
-						t.Errorf("%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
+						assert.Failf(t, "consumer workflow", "%s: %s %q differs from acquire's %q", where, k, st.With[k], acq.With[k])
 					}
 				}
 				// The typed cleanup report comes from the evidence
 				// classifier of the same job.
 				for _, k := range []string{"resource-cleanup-status", "resource-health", "resource-reason"} {
 					if m := stepOutRE.FindStringSubmatch(st.With[k]); m == nil || stepAction[m[1]] != "classify-unity-cleanup-evidence" || m[2] != k {
-						t.Errorf("%s: %s must be the evidence classifier's %s output, got %q", where, k, k, st.With[k])
+						assert.Failf(t, "consumer workflow", "%s: %s must be the evidence classifier's %s output, got %q", where, k, k, st.With[k])
 					}
 				}
 				acquireID = "" // the steps after release are not licensed
@@ -353,34 +345,34 @@ func TestConsumerWorkflowExampleFollowsThePattern(t *testing.T) {
 				continue
 			}
 			if _, ok := actions[action].Outputs[m[2]]; !ok {
-				t.Errorf("job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
+				assert.Failf(t, "consumer workflow", "job %s: steps.%s.outputs.%s: %s has no output %s", name, m[1], m[2], action, m[2])
 			}
 		}
 	}
 	for _, f := range fallbacks {
 		acq, ok := acquireOf[f.source]
 		if !ok {
-			t.Errorf("job %s: the fallback release names job %s, which does not acquire", f.job, f.source)
+			assert.Failf(t, "consumer workflow", "job %s: the fallback release names job %s, which does not acquire", f.job, f.source)
 			continue
 		}
 		if f.suffix != acq.With["holder-id-suffix"] || f.st.With["lock-name"] != acq.With["lock-name"] {
-			t.Errorf("job %s: the fallback release's holder id (suffix %q, lock %q) is not job %s's (suffix %q, lock %q)",
+			assert.Failf(t, "consumer workflow", "job %s: the fallback release's holder id (suffix %q, lock %q) is not job %s's (suffix %q, lock %q)",
 				f.job, f.suffix, f.st.With["lock-name"], f.source, acq.With["holder-id-suffix"], acq.With["lock-name"])
 		}
 		if !needsJob(wf.Jobs[f.job].Needs, f.source) || !strings.HasPrefix(strings.ReplaceAll(wf.Jobs[f.job].If, " ", ""), "${{always()") {
-			t.Errorf("job %s: a fallback needs %s and runs if: ${{ always() && ... }}", f.job, f.source)
+			assert.Failf(t, "consumer workflow", "job %s: a fallback needs %s and runs if: ${{ always() && ... }}", f.job, f.source)
 		}
 	}
 	if len(pins) != 1 {
-		t.Errorf("every action of this repository must be pinned to the same commit, got %v", pins)
+		assert.Failf(t, "consumer workflow", "every action of this repository must be pinned to the same commit, got %v", pins)
 	}
 	for _, want := range append([]string{"check-unity-runner-availability", "classify-unity-changes", "require-unity-validation"}, licensedOrder...) {
 		if !used[want] {
-			t.Errorf("the example does not use %s", want)
+			assert.Failf(t, "consumer workflow", "the example does not use %s", want)
 		}
 	}
 	if len(fallbacks) == 0 {
-		t.Error("no hosted fallback release (release-build-lock with the source job's holder-id)")
+		assert.Fail(t, "no hosted fallback release (release-build-lock with the source job's holder-id)")
 	}
 	checkGate(t, wf)
 }
@@ -391,7 +383,7 @@ func requireAppEnv(t *testing.T, where string, st exampleStep) {
 	t.Helper()
 	for _, k := range []string{"BUILD_LOCK_APP_ID", "BUILD_LOCK_APP_PRIVATE_KEY"} {
 		if st.Env[k] != "${{ secrets."+k+" }}" {
-			t.Errorf("%s: env %s must be ${{ secrets.%s }}", where, k, k)
+			assert.Failf(t, "consumer workflow", "%s: env %s must be ${{ secrets.%s }}", where, k, k)
 		}
 	}
 }
@@ -406,7 +398,7 @@ func checkOrder(t *testing.T, job string, got []string) {
 		}
 	}
 	if !slices.Equal(filtered, licensedOrder) {
-		t.Errorf("job %s: the licensed steps must run in the order %v, got %v", job, licensedOrder, filtered)
+		assert.Failf(t, "consumer workflow", "job %s: the licensed steps must run in the order %v, got %v", job, licensedOrder, filtered)
 	}
 }
 
@@ -437,11 +429,11 @@ func checkGate(t *testing.T, wf exampleWorkflowDoc) {
 			}
 			gates++
 			if strings.ReplaceAll(job.If, " ", "") != "${{always()}}" {
-				t.Errorf("job %s: the aggregate gate job must run with if: ${{ always() }}", name)
+				assert.Failf(t, "consumer workflow", "job %s: the aggregate gate job must run with if: ${{ always() }}", name)
 			}
 			for other := range wf.Jobs {
 				if other != name && !needsJob(job.Needs, other) {
-					t.Errorf("job %s: the aggregate gate must need every job, not %s", name, other)
+					assert.Failf(t, "consumer workflow", "job %s: the aggregate gate must need every job, not %s", name, other)
 				}
 			}
 			for input, want := range map[string]string{
@@ -451,13 +443,13 @@ func checkGate(t *testing.T, wf exampleWorkflowDoc) {
 			} {
 				nm := needsResultRE.FindStringSubmatch(st.With[input])
 				if nm == nil || nm[2] != want || !needsJob(job.Needs, nm[1]) {
-					t.Errorf("job %s: %s must be exactly ${{ needs.<job>.%s }} of a needed job, got %q", name, input, want, st.With[input])
+					assert.Failf(t, "consumer workflow", "job %s: %s must be exactly ${{ needs.<job>.%s }} of a needed job, got %q", name, input, want, st.With[input])
 				}
 			}
 		}
 	}
 	if gates != 1 {
-		t.Errorf("want exactly one aggregate job calling require-unity-validation, got %d", gates)
+		assert.Failf(t, "consumer workflow", "want exactly one aggregate job calling require-unity-validation, got %d", gates)
 	}
 }
 
@@ -469,19 +461,19 @@ func checkConcurrency(t *testing.T, where string, n *yaml.Node) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		t.Errorf("%s: concurrency must be a mapping with cancel-in-progress: false", where)
+		assert.Failf(t, "consumer workflow", "%s: concurrency must be a mapping with cancel-in-progress: false", where)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "cancel-in-progress" {
 			v := n.Content[i+1]
 			if v.Tag != "!!bool" || v.Value != "false" {
-				t.Errorf("%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
+				assert.Failf(t, "consumer workflow", "%s: cancel-in-progress must be the literal false, got %q", where, v.Value)
 			}
 			return
 		}
 	}
-	t.Errorf("%s: concurrency without a literal cancel-in-progress: false", where)
+	assert.Failf(t, "consumer workflow", "%s: concurrency without a literal cancel-in-progress: false", where)
 }
 
 // checkJobPermissions: every job declares its permissions, none of them
@@ -489,12 +481,12 @@ func checkConcurrency(t *testing.T, where string, n *yaml.Node) {
 func checkJobPermissions(t *testing.T, job string, n *yaml.Node) {
 	t.Helper()
 	if n.Kind != yaml.MappingNode {
-		t.Errorf("job %s: declare permissions as a mapping (least privilege)", job)
+		assert.Failf(t, "consumer workflow", "job %s: declare permissions as a mapping (least privilege)", job)
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if v := n.Content[i+1].Value; v != "read" && v != "none" {
-			t.Errorf("job %s: permission %s: %s; consumer jobs need read access only", job, n.Content[i].Value, v)
+			assert.Failf(t, "consumer workflow", "job %s: permission %s: %s; consumer jobs need read access only", job, n.Content[i].Value, v)
 		}
 	}
 }
@@ -505,12 +497,12 @@ func checkWith(t *testing.T, where, action string, meta actioncontract.Metadata,
 	t.Helper()
 	for k := range with {
 		if _, ok := meta.Inputs[k]; !ok {
-			t.Errorf("%s: %s has no input %q", where, action, k)
+			assert.Failf(t, "consumer workflow", "%s: %s has no input %q", where, action, k)
 		}
 	}
 	for name, in := range meta.Inputs {
 		if in.Required != nil && *in.Required && strings.TrimSpace(with[name]) == "" {
-			t.Errorf("%s: required input %s of %s is missing", where, name, action)
+			assert.Failf(t, "consumer workflow", "%s: required input %s of %s is missing", where, name, action)
 		}
 	}
 }
