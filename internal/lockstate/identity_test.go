@@ -168,3 +168,54 @@ func TestRunnerIdentityFieldsAreValidated(t *testing.T) {
 	_, _, err := Acquire(stateAt(2), DefaultConfig(), AcquireRequest{Identity: onRunner(ident(1, ""), "bad\nname"), Lease: lease}, t0)
 	requireCode(t, err, CodeInvalidRunnerIdentity)
 }
+
+// TestSchema2DuplicateQueueEntriesFollowTheReference pins the reference's
+// rule for a schema-2 queue that repeats a holderId (which only an old or
+// hand-edited writer produces; schema 3 refuses it): it is read, the next
+// acquire write collapses it keeping the first entry (dedupeQueueEntries),
+// so the earliest position wins and nobody is displaced, and a cleanup by
+// its owner removes every copy. Refusing it instead would brick a lock the
+// reference keeps working on; collapsing it keeps exactly one claim per
+// holder, which is what admission counts.
+func TestSchema2DuplicateQueueEntriesFollowTheReference(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(time.Minute)
+	dup := ident(7, "")
+	first := entryFor(dup, 2)
+	second := entryFor(dup, 2)
+	second.QueuedAt = FormatTime(t0.Add(30 * time.Second))
+	s := stateAt(2)
+	s.Holders = []Holder{holderFor(ident(1, ""), 2)}
+	s.Queue = []Entry{first, entryFor(ident(8, ""), 2), second}
+	mustEncodeDecode(t, s)
+
+	// Another job's acquire collapses the duplicate in its own write.
+	out, d, err := Acquire(s, DefaultConfig(), AcquireRequest{Identity: ident(9, ""), Lease: lease}, now)
+	require.NoError(t, err)
+	require.True(t, d.Changed)
+	ids := []string{}
+	for _, e := range out.Queue {
+		ids = append(ids, e.HolderID)
+	}
+	assert.Equal(t, []string{dup.HolderID, ident(8, "").HolderID, ident(9, "").HolderID}, ids, "the first copy keeps its place; the second is gone")
+	assert.Equal(t, first.QueuedAt, out.Queue[0].QueuedAt)
+
+	// A poll that would only collapse it writes nothing (Changed=false).
+	_, d, err = Acquire(s, DefaultConfig(), AcquireRequest{Identity: ident(8, ""), Lease: lease}, now)
+	require.NoError(t, err)
+	assert.False(t, d.Changed)
+
+	// Its owner's cleanup removes both copies.
+	out, cd, err := Cleanup(s, DefaultConfig(), CleanupRequest{HolderID: dup.HolderID, RunAttempt: "1"}, now)
+	require.NoError(t, err)
+	assert.True(t, cd.QueueCleaned)
+	require.Len(t, out.Queue, 1)
+	assert.Equal(t, ident(8, "").HolderID, out.Queue[0].HolderID)
+
+	// Schema 3 refuses the document outright.
+	s3 := stateAt(3)
+	a, b := entryFor(ident(7, "r1"), 3), entryFor(ident(7, "r1"), 3)
+	s3.Queue = []Entry{a, b}
+	_, err = Encode(s3)
+	requireCode(t, err, CodeDuplicateQueueEntry)
+}
