@@ -104,6 +104,8 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 		}
 	}
 
+	s.auditSharedSeats(violate)
+	s.auditSilentFailures(hist, states, violate)
 	s.auditRetryAfter(m, violate)
 	s.auditSecrets(hist, violate)
 	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
@@ -152,7 +154,8 @@ func (s *sim) attribute(v emulator.Version) string {
 func (s *sim) authorize(ev checker.RemovalEvent) string {
 	switch {
 	case strings.HasPrefix(ev.Actor, "job:") || strings.HasPrefix(ev.Actor, "old:"):
-		id, att, _ := strings.Cut(ev.Actor[4:], "@")
+		id, rest, _ := strings.Cut(ev.Actor[4:], "@")
+		att, runner, _ := strings.Cut(rest, "#")
 		if ev.Kind == "quarantine" {
 			return "a job removed a quarantine that no admission of its runner reclaimed"
 		}
@@ -161,6 +164,9 @@ func (s *sim) authorize(ev checker.RemovalEvent) string {
 		}
 		if ev.Schema >= 3 && !attemptAtLeast(att, ev.Entry.RunAttempt) {
 			return fmt.Sprintf("stale attempt %s removed attempt %s (run-attempt fence)", att, ev.Entry.RunAttempt)
+		}
+		if ev.Entry.RunnerName != "" && runner != ev.Entry.RunnerName && att == ev.Entry.RunAttempt {
+			return fmt.Sprintf("a job on runner %s removed the entry of another job sharing its holder id, on runner %s", runner, ev.Entry.RunnerName)
 		}
 		return ""
 	case ev.Actor == "reaper":
@@ -447,6 +453,72 @@ func (s *sim) auditLiveness(rep *Report, states []*lockstate.State, hist []emula
 	for _, q := range st.Queue {
 		if s.entryProvablyFinished(q, bound.Add(-15*time.Minute)) {
 			violate("liveness: queue entry %s@%s of a finished run still queued %s after the faults stopped", q.HolderID, q.RunAttempt, s.live)
+		}
+	}
+}
+
+// auditSharedSeats: two jobs of one run attempt that share a holder id on
+// different runners (matrix legs at the default holder-id-suffix) are two
+// physical jobs; they must never both be told acquired=true for overlapping
+// times, because the state then holds one seat for both.
+func (s *sim) auditSharedSeats(violate func(string, ...any)) {
+	type key struct {
+		id      string
+		attempt int
+	}
+	by := map[key][]*job{}
+	for _, j := range s.jobs {
+		if !j.acquiredAt.IsZero() {
+			k := key{j.holderID(), j.attempt}
+			by[k] = append(by[k], j)
+		}
+	}
+	for k, js := range by {
+		for a := 0; a < len(js); a++ {
+			for b := a + 1; b < len(js); b++ {
+				x, y := js[a], js[b]
+				if x.runner == y.runner {
+					continue
+				}
+				xEnd, yEnd := endOr(x.ended), endOr(y.ended)
+				if x.acquiredAt.Before(yEnd) && y.acquiredAt.Before(xEnd) {
+					violate("two jobs on one seat: %s on %s and on %s were both acquired for holder id %s at once", k.id, x.runner, y.runner, k.id)
+				}
+			}
+		}
+	}
+}
+
+func endOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+// auditSilentFailures: an acquire that ended by itself with an error and
+// no outputs must not have left its admission in the state (spec: after an
+// ambiguous write the next read decides; if none can, outputs say
+// admission-unknown). The committed version current when the step ended
+// must not hold its holder id at its attempt.
+func (s *sim) auditSilentFailures(hist []emulator.Version, states []*lockstate.State, violate func(string, ...any)) {
+	for _, j := range s.jobs {
+		if j.silentFailAt.IsZero() {
+			continue
+		}
+		var cur *lockstate.State
+		for i, v := range hist {
+			if v.Time.After(j.silentFailAt) {
+				break
+			}
+			cur = states[i]
+		}
+		if cur == nil {
+			continue
+		}
+		if hi := lockstate.HolderIndex(cur, j.holderID()); hi >= 0 && cur.Holders[hi].RunAttempt == strconv.Itoa(j.attempt) &&
+			(cur.Holders[hi].RunnerName == "" || cur.Holders[hi].RunnerName == j.runner) {
+			violate("job %s: acquire exited 1 with no outputs at %s while its admission was in the state", j.actor(), j.silentFailAt.Format(time.RFC3339Nano))
 		}
 	}
 }

@@ -33,6 +33,12 @@ type job struct {
 	skipRelease bool
 	blocked     bool
 	unsafe      bool
+	// noToken: no github-token input (no exact job id is recorded), as in
+	// the hostile tester's two-legs-one-seat case.
+	noToken bool
+	// runnerInput, when set, is the runner-id input instead of the runner's
+	// name (a workflow passing one constant for every leg).
+	runnerInput string
 	// lateZombie (death "zombie"): right before this process releases,
 	// its attempt ends and the rerun takes the seat or queues, so the stale
 	// attempt's release meets the rerun's entry (scenarios.go).
@@ -47,11 +53,14 @@ type job struct {
 
 	mu         sync.Mutex
 	acquiredAt time.Time // outputs said acquired=true at this time
-	token      string
-	waitEnded  time.Time
-	ended      time.Time
-	outputs    []map[string]string
-	summaries  []string
+	// silentFailAt: the acquire step ended by itself with an error and no
+	// outputs at this time (not killed, not cancelled).
+	silentFailAt time.Time
+	token        string
+	waitEnded    time.Time
+	ended        time.Time
+	outputs      []map[string]string
+	summaries    []string
 }
 
 func (j *job) holderID() string {
@@ -63,7 +72,7 @@ func (j *job) actor() string {
 	if j.oldCli {
 		p = "old:"
 	}
-	return fmt.Sprintf("%s%s@%d", p, j.holderID(), j.attempt)
+	return fmt.Sprintf("%s%s@%d#%s", p, j.holderID(), j.attempt, j.runner)
 }
 
 func (s *sim) newJob(repo string, runID int64, name, runner string, attempt, pr int) *job {

@@ -55,10 +55,20 @@ func (s *sim) baseEnv(j *job) map[string]string {
 		lockaction.EnvAppPrivateKey:  writerPEM,
 		"INPUT_LOCK-NAME":            lockName,
 		"INPUT_RUNNER-ID":            j.runner,
+		"RUNNER_NAME":                j.runner,
+		"RUNNER_OS":                  "Linux",
+		"RUNNER_ARCH":                "X64",
+		"RUNNER_TEMP":                j.dir + "/runner-temp",
 		"INPUT_TIMEOUT-MINUTES":      strconv.Itoa(j.timeout),
 		"INPUT_LEASE-MINUTES":        strconv.Itoa(j.lease),
 		"INPUT_GITHUB-TOKEN":         consumerToken,
 		"BUILD_LOCK_CONFIG_TTL_MS":   "60000",
+	}
+	if j.noToken {
+		delete(env, "INPUT_GITHUB-TOKEN")
+	}
+	if j.runnerInput != "" {
+		env["INPUT_RUNNER-ID"] = j.runnerInput
 	}
 	if j.pr > 0 {
 		env["GITHUB_EVENT_NAME"] = "pull_request"
@@ -136,6 +146,12 @@ func (s *sim) runJob(j *job) {
 	s.collect(j, true)
 	j.mu.Lock()
 	j.waitEnded = time.Now()
+	if err != nil && ctx.Err() == nil && !j.dead.Load() && len(j.outputs[len(j.outputs)-1]) == 0 {
+		// Ended by itself with an error and no outputs: the audit proves
+		// its admission is not in the state (a lost write response must be
+		// decided by the next read, or reported as admission-unknown).
+		j.silentFailAt = j.waitEnded
+	}
 	j.mu.Unlock()
 	if err == nil && ctx.Err() == nil {
 		_ = clock.Real{}.Sleep(ctx, j.hold)
@@ -146,7 +162,10 @@ func (s *sim) runJob(j *job) {
 		// while this process goes on to release with its stale attempt.
 		s.lateZombie(ctx, j)
 	}
-	if !j.dead.Load() && err == nil && !j.skipRelease && !(j.death == "sigint" && ctx.Err() != nil && j.withPost) {
+	// The release step runs with if: always() (README consumer workflow):
+	// also after a failed acquire, which may have left an admission behind
+	// (admission-unknown) or a queue entry.
+	if !j.dead.Load() && !j.skipRelease && !(j.death == "sigint" && ctx.Err() != nil && j.withPost) {
 		renv := s.baseEnv(j)
 		switch {
 		case j.blocked:

@@ -31,6 +31,12 @@ import (
 //     rerun (same holderId, attempt+1) takes the seat or queues, and only
 //     then does the stale process release. Its cleanup must refuse the
 //     newer attempt's entry (spec §2.5 run-attempt fence).
+//   - Shared holder id (1 in 4, its own stream): two matrix legs of one run
+//     with the default holder-id-suffix and no github-token, so they
+//     compute one holder id and no job id tells them apart, on two runners
+//     a few seconds apart. The second must be refused (its recorded runner
+//     differs), never take the first's seat as its retry, and its always()
+//     release must not free the first leg's seat.
 func (s *sim) planScenarios() {
 	xr := rand.New(rand.NewPCG(s.seed, 0x5ce7a1))
 	if s.aging && xr.IntN(2) == 0 {
@@ -45,6 +51,39 @@ func (s *sim) planScenarios() {
 		s.sched = append(s.sched, fmt.Sprintf("scenario late-zombie at %s", j.start))
 		s.startScenario(j, false, s.schema)
 	}
+	// A stream of its own, so the scenarios above are drawn as before.
+	if sr := rand.New(rand.NewPCG(s.seed, 0x5a4ed1d)); sr.IntN(4) == 0 {
+		a := s.scenarioJob(sr, "runner-s1", 0, s.window/2)
+		b := s.scenarioJob(sr, "runner-s2", 0, time.Second)
+		_ = s.em.SetRunStatus(owner, b.repo, b.runID, "completed", "cancelled") // b joins a's run instead
+		b.repo, b.runID, b.start = a.repo, a.runID, a.start+time.Duration(1+sr.IntN(5))*time.Second
+		// Both legs pass one runner-id (a constant in the workflow), so
+		// only the runner each process really runs on tells them apart.
+		a.noToken, b.noToken = true, true
+		a.runnerInput, b.runnerInput = "unity-pool", "unity-pool"
+		s.sched = append(s.sched, fmt.Sprintf("scenario shared-holder-id at %s", a.start))
+		s.jobsMu.Lock()
+		s.runs[a.runID] = &runTruth{started: map[int]time.Time{1: time.Now()}, terminal: map[int]time.Time{}}
+		s.jobsMu.Unlock()
+		legs := []*job{a, b}
+		for _, j := range legs {
+			s.startLeg(j, legs)
+		}
+	}
+}
+
+// startLeg starts j, one job of a registered scenario run, at j.start; the
+// run completes when every sibling finished.
+func (s *sim) startLeg(j *job, siblings []*job) {
+	j.jobID = s.em.AddJob(owner, j.repo, j.runID, 1, emulator.Job{Name: j.name, RunnerName: j.runner, Status: "in_progress"})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		time.Sleep(j.start)
+		j.clk.start = time.Now()
+		s.runJob(j)
+		s.finishJob(j, siblings)
+	}()
 }
 
 // scenarioJob is a first-attempt job of a new run on its own runner,
