@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -161,4 +162,34 @@ func withEnv(d acquire.Deps, env map[string]string) acquire.Deps {
 		return base(k)
 	}
 	return d
+}
+
+// TestUnreadableConfigRefreshCapsCapacity: a waiting job whose config
+// refresh cannot read the file admits with at most the safe default of one
+// seat until a read succeeds (the reference's fail-closed defaults), and
+// keeps the previous snapshot's requirements.
+func TestUnreadableConfigRefreshCapsCapacity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":2}`)
+		h1, h2 := w.NewJob("one", "runner-1"), w.NewJob("two", "runner-2")
+		require.NoError(t, run(context.Background(), h1))
+		require.NoError(t, run(context.Background(), h2))
+		j := w.NewJob("build", "runner-3")
+		j.Env["BUILD_LOCK_CONFIG_TTL_MS"] = "1000"
+		done := start(context.Background(), j)
+		synctest.Wait()
+		require.Len(t, w.State().Queue, 1, "both seats are taken: the job waits")
+
+		id := w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.config.json", Kind: emulator.ServerError, Status: 503})
+		time.Sleep(time.Minute) // the refresh fails
+		releaseJob(t, h2)       // a seat is free, but only one seat is trusted and h1 holds it
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		assert.Len(t, w.State().Queue, 1, "not admitted while the config is unreadable")
+		assert.Contains(t, j.Out.String(), "admitting with at most 1 seat")
+
+		w.Em.RemoveFault(id)
+		require.NoError(t, <-done, "admitted once the config reads again")
+		assert.Len(t, w.State().Holders, 2)
+	})
 }

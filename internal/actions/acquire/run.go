@@ -116,6 +116,9 @@ type acquirer struct {
 	conflictStreak int
 	// configMissing: the lock has no config file (reported in the summary).
 	configMissing bool
+	// cfgCapped: the last config refresh could not read the file, so
+	// capacity is capped at the safe default until a read succeeds.
+	cfgCapped bool
 }
 
 // run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
@@ -191,11 +194,18 @@ func (q *acquirer) req() lockstate.AcquireRequest {
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)
-// and re-asserts the consumer requirements on every snapshot. A refresh
-// that could not read the file keeps the previous snapshot rather than
-// falling back to defaults mid-wait.
+// and re-asserts the consumer requirements on every snapshot.
+//
+// A refresh that could not read the file at all (transport, 401, 403, 408,
+// 429, 5xx) fails closed on capacity, as the reference's safe defaults do:
+// until a read succeeds, admission uses at most DefaultMaxHolders seats, so
+// a maxHolders lowered during the outage can never be over-admitted from an
+// outdated snapshot. Unlike the reference it keeps the previous snapshot's
+// other settings (flags, cooldown), so a transient outage does not fail a
+// waiting job's require-resource-lifecycle or minimum-cooldown requirement,
+// and it retries the read at the next poll instead of after configTTL.
 func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
-	if !initial && q.now().Sub(q.cfgAt) < q.s.configTTL {
+	if !initial && !q.cfgCapped && q.now().Sub(q.cfgAt) < q.s.configTTL {
 		return nil
 	}
 	snap, err := q.st.ReadConfig(ctx)
@@ -203,16 +213,22 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 		return err
 	}
 	cfg, warnings := snap.Config, snap.Warnings
+	if !initial && snap.Unavailable {
+		if !q.cfgCapped {
+			q.a.Warning(fmt.Sprintf("Unable to refresh the lock config; admitting with at most %d seat(s) (the safe default) and the previous snapshot's other settings until it can be read again: %s",
+				lockstate.DefaultMaxHolders, strings.Join(warnings, "; ")))
+		}
+		q.cfgCapped = true
+		q.cfg.MaxHolders = min(q.cfg.MaxHolders, lockstate.DefaultMaxHolders)
+		return nil
+	}
+	q.cfgCapped = false
 	q.cfgAt = q.now()
 	if initial && snap.Missing {
 		if err := q.st.CheckLockNameCase(ctx); err != nil {
 			return err
 		}
 		q.configMissing = true
-	}
-	if !initial && snap.Unavailable {
-		q.a.Warning("Unable to refresh the lock config; keeping the previous snapshot until the next refresh.")
-		return nil
 	}
 	for _, w := range warnings {
 		q.a.Warning(w)
