@@ -535,7 +535,8 @@ func autoRecover(work *State, cfg Config, qe QuarantineEvidence, it *ReapItem, g
 func sameEntryVersion(a, b Entry) bool {
 	return a.HolderID == b.HolderID && a.Repository == b.Repository && a.Workflow == b.Workflow &&
 		a.Job == b.Job && a.RunID == b.RunID && a.RunAttempt == b.RunAttempt && a.RunURL == b.RunURL &&
-		a.QueuedAt == b.QueuedAt && a.RunnerID == b.RunnerID && a.JobID == b.JobID
+		a.QueuedAt == b.QueuedAt && a.RunnerID == b.RunnerID && a.JobID == b.JobID &&
+		a.RunnerName == b.RunnerName && a.RunnerOS == b.RunnerOS && a.RunnerArch == b.RunnerArch
 }
 
 // sameRunVersion is the reference sameReapRunVersion for holders: the entry

@@ -351,8 +351,12 @@ func (e *Evidencer) probe(ctx context.Context, c *ghclient.Client, owner, name s
 
 // Job reads the jobs of the entry's exact run attempt (E12, every page) and
 // returns the one job with id == the recorded jobId and runner_name == the
-// recorded runnerId (spec §4.2). It is unknown, never guessed, when the
-// attempt is not canonical, the entry has no runnerId or no canonical jobId,
+// recorded runner (spec §4.2). The recorded runner is the entry's
+// runnerName, the RUNNER_NAME its acquire really ran on, when the entry has
+// one, else its runnerId as in the reference (which compared runnerId only,
+// so a schema-2 entry, whose runnerId is not written, never had job
+// evidence). It is unknown, never guessed, when the
+// attempt is not canonical, the entry has no runner or no canonical jobId,
 // the list is 401/404, not exactly one job matches, or the job's status is
 // neither active nor completed. A 403 is an EvidenceError.
 func (e *Evidencer) Job(ctx context.Context, en lockstate.Entry) (lockstate.JobEvidence, string, error) {
@@ -361,7 +365,12 @@ func (e *Evidencer) Job(ctx context.Context, en lockstate.Entry) (lockstate.JobE
 		return lockstate.JobEvidence{}, "no recorded numeric job id: run-level evidence only", nil
 	case !canonicalRE.MatchString(en.RunAttempt):
 		return lockstate.JobEvidence{}, fmt.Sprintf("run attempt %q is not canonical: job unknown", en.RunAttempt), nil
-	case strings.TrimSpace(en.RunnerID) == "":
+	}
+	runner := en.RunnerName
+	if runner == "" {
+		runner = en.RunnerID
+	}
+	if strings.TrimSpace(runner) == "" {
 		return lockstate.JobEvidence{}, "no recorded runner: job unknown", nil
 	}
 	jobs, note, err := e.attemptJobs(ctx, en.Repository, en.RunID, en.RunAttempt)
@@ -373,12 +382,12 @@ func (e *Evidencer) Job(ctx context.Context, en lockstate.Entry) (lockstate.JobE
 	}
 	var match []*github.WorkflowJob
 	for _, j := range jobs {
-		if strconv.FormatInt(j.GetID(), 10) == en.JobID && j.GetRunnerName() == en.RunnerID {
+		if strconv.FormatInt(j.GetID(), 10) == en.JobID && j.GetRunnerName() == runner {
 			match = append(match, j)
 		}
 	}
 	if len(match) != 1 {
-		return lockstate.JobEvidence{}, fmt.Sprintf("%d jobs of attempt %s match job %s on runner %q: job unknown", len(match), en.RunAttempt, en.JobID, en.RunnerID), nil
+		return lockstate.JobEvidence{}, fmt.Sprintf("%d jobs of attempt %s match job %s on runner %q: job unknown", len(match), en.RunAttempt, en.JobID, runner), nil
 	}
 	j := match[0]
 	st := j.GetStatus()
@@ -389,7 +398,7 @@ func (e *Evidencer) Job(ctx context.Context, en lockstate.Entry) (lockstate.JobE
 		return lockstate.JobEvidence{}, fmt.Sprintf("job %s has unrecognized status %q: job unknown", en.JobID, st), nil
 	}
 	ev := lockstate.JobEvidence{Known: true, JobID: en.JobID, Status: st, Conclusion: j.GetConclusion()}
-	return ev, fmt.Sprintf("job %s %s on %s", en.JobID, describe(ev.Status, ev.Conclusion), en.RunnerID), nil
+	return ev, fmt.Sprintf("job %s %s on %s", en.JobID, describe(ev.Status, ev.Conclusion), runner), nil
 }
 
 func (e *Evidencer) attemptJobs(ctx context.Context, repository, runID, attempt string) ([]*github.WorkflowJob, string, error) {
