@@ -122,3 +122,11 @@ func (a *IO) SetOutputs(outs [][2]string) (err error) {
 	}
 	return f.Close()
 }
+
+// PrintLines prints text (for example a job summary's Markdown when no
+// GITHUB_STEP_SUMMARY exists) line by line through Println.
+func (a *IO) PrintLines(text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		a.Println(line)
+	}
+}

@@ -500,7 +500,8 @@ func summarize(a *actionio.IO, d Deps, title, msg string, t lockaction.Target, s
 		title, msg, t.Lock, t.Repository(), t.Branch, sha, lockstate.FormatTime(d.Clock.Now()))
 	if err := a.Summary(md); err != nil {
 		if errors.Is(err, actionio.ErrFileCommandUnavailable) {
-			_, err = io.WriteString(d.Stdout, md)
+			a.PrintLines(md)
+			err = nil
 		}
 		return err
 	}

@@ -3,7 +3,6 @@ package reap
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -68,7 +67,8 @@ func (r *reaper) summary() error {
 	md := b.String()
 	if err := r.a.Summary(md); err != nil {
 		if errors.Is(err, actionio.ErrFileCommandUnavailable) {
-			_, err = io.WriteString(r.d.Stdout, md)
+			r.a.PrintLines(md)
+			err = nil
 		}
 		return err
 	}

@@ -403,7 +403,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	if err != nil {
 		actionio.New(getenv, stdout).Error("Reaper delivery audit: " + err.Error())
-		fmt.Fprintln(stderr, "reaper-delivery-audit:", err)
+		fmt.Fprintln(stderr, "reaper-delivery-audit:", actionio.EscapeData(err.Error()))
 	}
 	return err
 }
@@ -466,6 +466,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if rep.Sync.Issue != nil {
 		line += fmt.Sprintf(" #%d %s", rep.Sync.Issue.Number, rep.Sync.Issue.HTMLURL)
 	}
-	fmt.Fprintln(stdout, line)
+	fmt.Fprintln(stdout, actionio.EscapeData(line))
 	return nil
 }

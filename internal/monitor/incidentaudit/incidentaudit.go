@@ -369,7 +369,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	err := run(ctx, args, getenv, stdout, stderr, deps)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		actionio.New(getenv, stdout).Error("Build lock incident recovery audit: " + err.Error())
-		fmt.Fprintln(stderr, "lock-recovery-audit:", err)
+		fmt.Fprintln(stderr, "lock-recovery-audit:", actionio.EscapeData(err.Error()))
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -438,6 +438,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if rep.Sync.Issue != nil {
 		line += fmt.Sprintf(" issue=#%d %s", rep.Sync.Issue.Number, rep.Sync.Issue.HTMLURL)
 	}
-	fmt.Fprintln(stdout, line)
+	fmt.Fprintln(stdout, actionio.EscapeData(line))
 	return nil
 }
