@@ -61,4 +61,10 @@ type Action struct {
 	Inputs []string
 	// Outputs are the output names, exactly as declared in action.yml.
 	Outputs []string
+	// Args are extra arguments after the binary name on both run: lines
+	// (for example a mode: launch.sh classify changes); usually none.
+	Args []string
+	// Env are constant environment entries both steps of a composite action
+	// carry besides the inputs (rendered sorted); usually none.
+	Env map[string]string
 }
