@@ -99,8 +99,13 @@ func fakeBinary(t *testing.T) []byte {
 			return
 		}
 		defer os.RemoveAll(dir)
-		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644); err == nil {
-			err = os.WriteFile(filepath.Join(dir, "main.go"), []byte(fakeSource), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644); err != nil {
+			fakeErr = err
+			return
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(fakeSource), 0o644); err != nil {
+			fakeErr = err
+			return
 		}
 		out := filepath.Join(dir, "fake"+exeSuffix)
 		cmd := exec.Command("go", "build", "-o", out, ".")

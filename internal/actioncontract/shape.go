@@ -215,12 +215,12 @@ func (f ActionFile) Canonical(a Action) ([]byte, error) {
 		return nil, fmt.Errorf("%s has no top-level runs: line", f.Path)
 	}
 	if len(f.valueLines) != len(f.Outputs) {
-		return nil, fmt.Errorf("%s: every output needs a one-line value:", f.Path)
+		return nil, fmt.Errorf("%s: every output needs a one-line value: key", f.Path)
 	}
 	lines := strings.SplitAfter(string(f.Raw[:f.RunsAt]), "\n")
 	for n, name := range f.valueLines {
 		if n < 1 || n > len(lines) {
-			return nil, fmt.Errorf("%s: output %s: value: is not above runs:", f.Path, name)
+			return nil, fmt.Errorf("%s: output %s: its value: key is not above the runs: section", f.Path, name)
 		}
 		m := valueKey.FindString(lines[n-1])
 		if m == "" {
