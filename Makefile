@@ -58,7 +58,9 @@ clean:
 
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
-DIST_CMDS ?= acquire release require-current-pr-head reap recover
+# The one release list: every cmd/<name> minus internal/releaseset.Excluded
+# (documented there; a test checks it against cmd/ and the action registry).
+DIST_CMDS ?= $(shell $(GO) run ./tools/manifest -list-cmds)
 
 .PHONY: dist dist-verify source-digest
 
