@@ -69,13 +69,13 @@ dist:
 	rm -rf $(DIST)
 	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST) $(DIST_CMDS)
 
-## dist-verify: build the release binaries twice in fresh directories and byte-compare them.
-dist-verify:
-	rm -rf $(DIST).verify-a $(DIST).verify-b
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify-a $(DIST_CMDS)
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify-b $(DIST_CMDS)
-	diff -r $(DIST).verify-a $(DIST).verify-b
-	rm -rf $(DIST).verify-a $(DIST).verify-b
+## dist-verify: build the release binaries (make dist), build them again in a fresh directory and
+## byte-compare the two (the reproducibility check of CI and of the release workflow); $(DIST) stays.
+dist-verify: dist
+	rm -rf $(DIST).verify
+	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify $(DIST_CMDS)
+	diff -r $(DIST) $(DIST).verify
+	rm -rf $(DIST).verify
 	@echo "dist-verify: builds are byte-identical"
 
 ## source-digest: the digest launch.sh compares with the manifest's source_digest.

@@ -35,6 +35,14 @@ for cmd in "$@"; do
 	done
 done
 [ "$built" -gt 0 ] || { echo "build-dist: none of the commands exists: $*" >&2; exit 1; }
-(cd "$out" && bl_sha256 $(ls | LC_ALL=C sort | grep -v -e '^SHA256SUMS$' -e '^source-digest$') >SHA256SUMS)
+(
+	cd "$out"
+	export LC_ALL=C # the glob sorts bytewise
+	files=()
+	for f in *; do
+		case $f in SHA256SUMS | source-digest) ;; *) files+=("$f") ;; esac
+	done
+	bl_sha256 "${files[@]}" >SHA256SUMS
+)
 bl_source_digest "$root" >"$out/source-digest"
 echo "build-dist: $built binaries in $out" >&2

@@ -144,7 +144,7 @@ _bl_pinned=${_bl_root##*/}
 _bl_hex40='^[0-9a-f]{40}$'
 [[ $_bl_pinned =~ $_bl_hex40 ]] || _bl_pinned=
 _bl_root_digest() {
-	local _bl_memo= _bl_d
+	local _bl_memo='' _bl_d
 	if [ -n "$_bl_pinned" ]; then
 		_bl_memo=$_bl_cache/digests/$_bl_pinned
 		if [ -f "$_bl_memo" ]; then
