@@ -4,6 +4,7 @@
 # pins them), and warms the module cache.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=../../tools/versions.env
 . tools/versions.env
 sudo apt-get update -qq
 sudo apt-get install -y -qq shellcheck >/dev/null
