@@ -130,12 +130,12 @@ func TestACorrectInstallationPassesEveryCheck(t *testing.T) {
 func TestMisconfigurationsFailTheRightCheck(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, w *world)
-		lock  string
-		fails []string
-		skips []string
-		says  string
+		lock   string
+		fails  []string
+		skips  []string
+		says   string
 	}{
 		{"the writer App has an extra permission", func(t *testing.T, w *world) {
 			require.NoError(t, w.em.SetInstallationPermissions(w.writerInst, map[string]string{"contents": "write", "metadata": "read", "issues": "write"}))
