@@ -132,12 +132,16 @@ func start(getenv func(string) string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := seed(getenv, in, owner, name); err != nil {
+		return err
+	}
 	var env strings.Builder
 	for k, v := range map[string]string{
-		"BUILD_LOCK_SELFTEST_API_URL":   in.APIURL,
-		"BUILD_LOCK_SELFTEST_ADMIN_URL": in.AdminURL,
-		"BUILD_LOCK_APP_ID":             fmt.Sprint(in.AppID),
-		"BUILD_LOCK_READER_APP_ID":      fmt.Sprint(in.AppID),
+		"BUILD_LOCK_SELFTEST_API_URL":      in.APIURL,
+		"BUILD_LOCK_SELFTEST_ADMIN_URL":    in.AdminURL,
+		"BUILD_LOCK_APP_ID":                fmt.Sprint(in.AppID),
+		"BUILD_LOCK_READER_APP_ID":         fmt.Sprint(in.AppID),
+		"BUILD_LOCK_SELFTEST_GITHUB_TOKEN": selftestToken,
 	} {
 		fmt.Fprintf(&env, "%s=%s\n", k, v)
 	}
@@ -156,6 +160,56 @@ func start(getenv func(string) string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "selftest: emulator for %s serving at %s (pid %d)\n", repo, in.APIURL, cmd.Process.Pid)
 	return err
+}
+
+// selftestToken is the job token the emulator knows, standing in for the
+// job's GITHUB_TOKEN (which the emulator cannot know): pull requests and
+// actions read on the repository.
+const selftestToken = "ghs_selftest0000000000000000000000000000"
+
+// seed registers the job token and, for a pull_request run, the pull
+// request at its head commit (from GITHUB_EVENT_PATH), so
+// require-current-pr-head checks a real head against the emulator.
+func seed(getenv func(string) string, in info, owner, name string) error {
+	post := func(path string, body any) error {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		resp, err := http.Post(in.AdminURL+path, "application/json", bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			msg, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("emulator admin %s: %s: %s", path, resp.Status, msg)
+		}
+		return nil
+	}
+	if err := post("/tokens", map[string]any{"token": selftestToken, "label": "selftest-github-token",
+		"repos": []string{owner + "/" + name}, "permissions": map[string]string{"pull_requests": "read", "actions": "read", "contents": "read"}}); err != nil {
+		return err
+	}
+	if getenv("GITHUB_EVENT_NAME") != "pull_request" {
+		return nil
+	}
+	raw, err := os.ReadFile(getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return fmt.Errorf("read the pull_request event: %w", err)
+	}
+	var ev struct {
+		PullRequest struct {
+			Number int `json:"number"`
+			Head   struct {
+				SHA string `json:"sha"`
+			} `json:"head"`
+		} `json:"pull_request"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return fmt.Errorf("decode the pull_request event: %w", err)
+	}
+	return post("/pulls", map[string]any{"owner": owner, "repo": name, "number": ev.PullRequest.Number, "state": "open", "head_sha": ev.PullRequest.Head.SHA})
 }
 
 func orDefault(v, def string) string {
