@@ -233,3 +233,21 @@ func TestRulesArePure(t *testing.T) {
 	assert.Equal(t, doctor.Fail, doctor.ReaperFile([]byte("not: [valid")).Status)
 	assert.Equal(t, doctor.Fail, doctor.ReaperState("disabled_manually").Status)
 }
+
+// TestAdoptingGuideNamesWhatTheDoctorChecks: docs/adopting.md lists every
+// check and exactly the permissions the doctor enforces.
+func TestAdoptingGuideNamesWhatTheDoctorChecks(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "adopting.md"))
+	require.NoError(t, err)
+	doc := string(b)
+	for _, id := range []string{doctor.CheckWriterInstalled, doctor.CheckWriterPermissions, doctor.CheckWriterRepositories,
+		doctor.CheckReaderInstalled, doctor.CheckReaderPermissions, doctor.CheckReaderRepositories, doctor.CheckStateBranch,
+		doctor.CheckStateBranchProtection, doctor.CheckDefaultBranchProtection, doctor.CheckLockConfig, doctor.CheckReaperWorkflow, doctor.CheckReaperEnabled} {
+		assert.Contains(t, doc, "| `"+id+"` |", "docs/adopting.md must describe check %s", id)
+	}
+	assert.Contains(t, doc, "Contents: **read and write**; Metadata: read")
+	assert.Equal(t, map[string]string{"contents": "write", "metadata": "read"}, doctor.WriterPermissions)
+	assert.Contains(t, doc, "Actions: read; Contents: read; Metadata: read; Organization → Self-hosted runners: read")
+	assert.Len(t, doctor.ReaderPermissions, 4)
+}
