@@ -313,6 +313,13 @@ func (c checkout) env(extra map[string]string) []string {
 	env["OUT_ARGS"] = filepath.Join(c.out, "args")
 	env["OUT_ENV"] = filepath.Join(c.out, "env")
 	for k, v := range extra {
+		// Windows names are case-insensitive (PATH is "Path" there): one
+		// spelling only, or the child sees either.
+		for old := range env {
+			if old != k && strings.EqualFold(old, k) {
+				delete(env, old)
+			}
+		}
 		env[k] = v
 	}
 	out := make([]string, 0, len(env))
