@@ -158,8 +158,14 @@ func TestDependabotAutomergeWorkflow(t *testing.T) {
 	}
 }
 
+// selfTestExempt lists actions the self-test job cannot run on a hosted
+// runner, each with the reason (for example one that needs a Unity editor
+// installed); empty today.
+var selfTestExempt = map[string]string{}
+
 // TestSelfTestUsesEveryAction: the self-test job runs every local action
-// through `uses: ./.github/actions/<name>` on each OS.
+// (but the documented exemptions) through `uses: ./.github/actions/<name>`
+// on each OS.
 func TestSelfTestUsesEveryAction(t *testing.T) {
 	t.Parallel()
 	job, ok := readWorkflows(t)[".github/workflows/ci.yml"].Jobs["selftest"]
@@ -171,7 +177,11 @@ func TestSelfTestUsesEveryAction(t *testing.T) {
 		}
 	}
 	for dir := range actioncontract.Registry {
-		assert.True(t, used[dir], "the self-test must run %s", dir)
+		if why, ok := selfTestExempt[dir]; ok {
+			assert.NotEmpty(t, why, "exemption of %s needs its reason", dir)
+			continue
+		}
+		assert.True(t, used[dir], "the self-test job in ci.yml must run %s (or exempt it with the reason in selfTestExempt)", dir)
 	}
 	raw, err := os.ReadFile(filepath.Join(repoRoot, ".github", "workflows", "ci.yml"))
 	require.NoError(t, err)
