@@ -3,12 +3,13 @@ SHELL     := /bin/bash
 GO        ?= go
 PKGS      ?= ./...
 BIN       ?= bin
-# Pinned from the Go module proxy so `make lint` is reproducible on a fresh machine.
-STATICCHECK_VERSION ?= v0.8.2
+# The tool versions CI pins live in one place (STATICCHECK_VERSION, GOVULNCHECK_VERSION, ...);
+# the Go tools are fetched from the Go module proxy at exactly those versions.
+include tools/versions.env
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser
+.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser check workflow-lint vulncheck verify-pins
 
 all: lint test
 
@@ -21,6 +22,7 @@ test:
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
 	$(GO) test -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	$(MAKE) --no-print-directory verify-pins
 
 ## lint: gofmt, go mod tidy diff, go vet, staticcheck (pinned).
 lint:
@@ -75,9 +77,39 @@ $(WORKFLOW_PARSER)/node_modules/.package-lock.json: $(WORKFLOW_PARSER)/package.j
 	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("workflow-parser: needs Node.js 20+, found " + process.version); process.exit(1) }'
 	cd $(WORKFLOW_PARSER) && npm ci --no-audit --no-fund
 
+## check: the CI-equivalent local check (.devcontainer/scripts/verify.sh runs it): lint, test (which
+## runs cross), the workflow lints and govulncheck.
+check:
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory test
+	$(MAKE) --no-print-directory workflow-lint
+	$(MAKE) --no-print-directory vulncheck
+
+## workflow-lint: actionlint (the go.mod version) with shellcheck from the OS packages (exactly
+## SHELLCHECK_VERSION) on every workflow, docs/examples included, and shellcheck on the shell scripts.
+## WORKFLOW SECURITY CHECKS: the policy analyzer (issue 15) is added here once it lands.
+SHELL_SCRIPTS = $(shell git ls-files '*.sh')
+workflow-lint:
+	@v=$$(shellcheck --version 2>/dev/null | sed -n 's/^version: //p'); \
+	if [ "$$v" != "$(SHELLCHECK_VERSION)" ]; then \
+		echo "workflow-lint: shellcheck $(SHELLCHECK_VERSION) is required (tools/versions.env), found '$$v'; install the OS package shellcheck"; exit 1; fi
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint -shellcheck=shellcheck .github/workflows/*.yml docs/examples/*.yml
+	shellcheck -x -S warning $(SHELL_SCRIPTS)
+
+## vulncheck: govulncheck (golang.org/x/vuln at GOVULNCHECK_VERSION) over every package.
+vulncheck:
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION) ./...
+
+## verify-pins: the dry run of .devcontainer/scripts/verify.sh: every tool make check calls is pinned
+## the same in tools/versions.env, go.mod, the workflows and the devcontainer (run by make test).
+verify-pins:
+	@bash .devcontainer/scripts/verify.sh --dry-run
+
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
-DIST_CMDS ?= acquire release require-current-pr-head reap recover preflight classify require-unity-validation validate-unity-license
+# The one release list: every cmd/<name> minus internal/releaseset.Excluded
+# (documented there; a test checks it against cmd/ and the action registry).
+DIST_CMDS ?= $(shell $(GO) run ./tools/manifest -list-cmds)
 
 .PHONY: dist dist-verify source-digest
 
@@ -86,13 +118,13 @@ dist:
 	rm -rf $(DIST)
 	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST) $(DIST_CMDS)
 
-## dist-verify: build the release binaries twice in fresh directories and byte-compare them.
-dist-verify:
-	rm -rf $(DIST).verify-a $(DIST).verify-b
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify-a $(DIST_CMDS)
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify-b $(DIST_CMDS)
-	diff -r $(DIST).verify-a $(DIST).verify-b
-	rm -rf $(DIST).verify-a $(DIST).verify-b
+## dist-verify: build the release binaries (make dist), build them again in a fresh directory and
+## byte-compare the two (the reproducibility check of CI and of the release workflow); $(DIST) stays.
+dist-verify: dist
+	rm -rf $(DIST).verify
+	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify $(DIST_CMDS)
+	diff -r $(DIST) $(DIST).verify
+	rm -rf $(DIST).verify
 	@echo "dist-verify: builds are byte-identical"
 
 ## source-digest: the digest launch.sh compares with the manifest's source_digest.

@@ -1,7 +1,6 @@
 package actioncontract_test
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -82,41 +81,153 @@ func TestDeclaredInterfaceMatchesRegistry(t *testing.T) {
 	}
 }
 
-// launchLine is the exact run: of every composite action. It uses the
-// GITHUB_ACTION_PATH environment variable rather than ${{ github.action_path }}
-// so that run: contains no expression at all.
-func launchLine(binary string, args ...string) string {
-	return strings.Join(append([]string{`exec bash "$GITHUB_ACTION_PATH/../../../tools/launcher/launch.sh"`, binary}, args...), " ")
+// TestEveryActionDirectoryIsInTheShape: every directory under
+// .github/actions, including one added later, is a registered action whose
+// action.yml is byte for byte the canonical shape (docs/packaging.md
+// "Action shape"). An action still in the old one-bash-step shape fails with
+// the exact runs: section it must have and the command that writes it.
+func TestEveryActionDirectoryIsInTheShape(t *testing.T) {
+	t.Parallel()
+	entries, err := os.ReadDir(filepath.Join(repoRoot, ".github", "actions"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !e.IsDir() {
+			t.Errorf(".github/actions/%s: only action directories belong here", e.Name())
+			continue
+		}
+		dir := e.Name()
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			f, err := actioncontract.ReadActionFile(repoRoot, dir)
+			require.NoError(t, err, "every directory under .github/actions needs an action.yml")
+			reg, ok := actioncontract.Registry[dir]
+			require.True(t, ok, "%s: add a Registry entry (binary, inputs, outputs) in internal/actioncontract/registry.go", dir)
+			if reg.Node {
+				require.Equal(t, withCleanup, dir, "only %s may be a node24 action (it needs post:)", withCleanup)
+				return
+			}
+			want, err := f.Canonical(reg)
+			require.NoError(t, err)
+			if string(want) == string(f.Raw) {
+				return
+			}
+			got, exp := strings.Split(string(f.Raw), "\n"), strings.Split(string(want), "\n")
+			line := 0
+			for line < len(got) && line < len(exp) && got[line] == exp[line] {
+				line++
+			}
+			gotLine, wantLine := "<end of file>", "<end of file>"
+			if line < len(got) {
+				gotLine = got[line]
+			}
+			if line < len(exp) {
+				wantLine = exp[line]
+			}
+			t.Errorf("%s/action.yml is not in the canonical shape (docs/packaging.md \"Action shape\"): "+
+				"a bash step for Linux and macOS plus a Windows PowerShell step, outputs taken from whichever ran.\n"+
+				"Fix: go run ./tools/actionshape -w %s\n"+
+				"first difference at line %d:\n  have: %s\n  want: %s\n"+
+				"every output's value: must be %s, and the runs: section must be:\n%s",
+				dir, dir, line+1, gotLine, wantLine, actioncontract.OutputValue("<name>"), actioncontract.RenderCompositeRuns(reg, f.Inputs))
+		})
+	}
 }
 
-func TestCompositeActionsMapEveryInputAndOutput(t *testing.T) {
+// runnerEnv is what the runner gives the binary of one entry point of an
+// action: for a composite step its env: mapping evaluated with every input
+// set to a distinct value; for the node24 action the runner's own INPUT_*
+// variables (hyphens kept, https://github.com/actions/runner/issues/665).
+func runnerEnv(t *testing.T, m actioncontract.Metadata, step *actioncontract.Step) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	if step == nil {
+		for name := range m.Inputs {
+			env["INPUT_"+strings.ToUpper(strings.ReplaceAll(name, " ", "_"))] = "value of " + name
+		}
+		return env
+	}
+	inputRef := regexp.MustCompile(`^\$\{\{ inputs\.([a-z0-9-]+) \}\}$`)
+	for k, v := range step.Env {
+		if sub := inputRef.FindStringSubmatch(v); sub != nil {
+			env[k] = "value of " + sub[1]
+		} else if v == "${{ github.action_repository }}" {
+			env[k] = "owner/repo"
+		} else {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// TestEveryInputReachesTheBinaryInEveryEntryPoint proves, through
+// internal/actionio itself, that the binary reads every declared input with
+// its own value from each entry point: the POSIX and the Windows step of a
+// composite action (underscore spelling, mapped in env:) and the node24
+// action's main and post (the runner's hyphenated spelling). Those are the
+// two spellings the binary reads (actionio.InputEnvNames).
+func TestEveryInputReachesTheBinaryInEveryEntryPoint(t *testing.T) {
 	t.Parallel()
 	for dir, m := range loadActions(t) {
-		reg, ok := actioncontract.Registry[dir]
-		if !ok || reg.Node {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			entries := map[string]*actioncontract.Step{}
+			if strings.HasPrefix(m.Runs.Using, "node") {
+				entries["node main/post"] = nil
+			} else {
+				for _, goos := range []string{"linux", "darwin", "windows"} {
+					st, ok := m.StepFor(goos)
+					require.True(t, ok, "no step runs on %s", goos)
+					entries[goos+" step "+st.ID] = &st
+				}
+			}
+			for entry, st := range entries {
+				env := runnerEnv(t, m, st)
+				a := actionio.New(func(k string) string { return env[k] }, io.Discard)
+				for name := range m.Inputs {
+					spellings := actionio.InputEnvNames(name)
+					found := false
+					for k := range env {
+						found = found || slices.Contains(spellings, k)
+					}
+					assert.True(t, found, "%s: input %s is passed under none of %v", entry, name, spellings)
+					assert.Equal(t, "value of "+name, a.Input(name), "%s: input %s does not reach the binary", entry, name)
+				}
+				if st != nil {
+					assert.Equal(t, "owner/repo", a.ActionRepository(), "%s: the action repository must reach the binary", entry)
+				}
+			}
+		})
+	}
+}
+
+// TestNoActionNeedsBashOrGoOnWindows: each composite action runs its binary
+// through Windows PowerShell 5.1 on Windows and bash only on Linux and
+// macOS (the two conditions cover every runner.os exactly once); the node24
+// action's shim starts Windows PowerShell on Windows. Neither launcher needs
+// Go when the manifest lists the asset: the launcher case table
+// (launchercases_test.go) runs the release-asset cases with no Go on PATH.
+func TestNoActionNeedsBashOrGoOnWindows(t *testing.T) {
+	t.Parallel()
+	for dir, m := range loadActions(t) {
+		if strings.HasPrefix(m.Runs.Using, "node") {
 			continue
 		}
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, "composite", m.Runs.Using)
-			require.Len(t, m.Runs.Steps, 1, "one step that runs the binary")
-			step := m.Runs.Steps[0]
-			assert.Equal(t, "run", step.ID)
-			assert.Equal(t, "bash", step.Shell)
-			assert.Equal(t, launchLine(reg.Binary, reg.Args...), strings.TrimSpace(step.Run))
-
-			wantEnv := map[string]string{
-				"BUILD_LOCK_ACTION_REPOSITORY": "${{ github.action_repository }}",
-			}
-			for name := range m.Inputs {
-				spellings := actionio.InputEnvNames(name)
-				// The composite spelling is the underscore one, which actionio
-				// reads as its fallback (see internal/actionio doc.go).
-				wantEnv[spellings[len(spellings)-1]] = "${{ inputs." + name + " }}"
-			}
-			assert.Equal(t, wantEnv, step.Env)
-			for name, out := range m.Outputs {
-				assert.Equal(t, "${{ steps.run.outputs."+name+" }}", out.Value, "output %s", name)
+			reg := actioncontract.Registry[dir]
+			require.Len(t, m.Runs.Steps, 2, "one step per OS family")
+			win, ok := m.StepFor("windows")
+			require.True(t, ok)
+			assert.Equal(t, actioncontract.WindowsShell, win.Shell)
+			assert.Equal(t, actioncontract.WindowsRun(reg.Binary, reg.Args...), win.Run)
+			assert.NotContains(t, win.Run, "bash")
+			posix, ok := m.StepFor("linux")
+			require.True(t, ok)
+			assert.Equal(t, actioncontract.PosixShell, posix.Shell)
+			assert.Equal(t, actioncontract.PosixRun(reg.Binary, reg.Args...), posix.Run)
+			for _, st := range m.Runs.Steps {
+				assert.NotContains(t, st.Run, "go run", "%s step %s", dir, st.ID)
+				assert.NotContains(t, st.Run, "go build", "%s step %s", dir, st.ID)
 			}
 		})
 	}
@@ -131,9 +242,7 @@ func TestNoExpressionsInRunScripts(t *testing.T) {
 	}
 }
 
-// launcherRun: the launcher, the binary, and optionally one mode argument
-// of the same grammar (cmd/classify <mode>).
-var launcherRun = regexp.MustCompile(`tools/launcher/launch\.sh"? [a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$`)
+var launcherRun = regexp.MustCompile(`tools/launcher/launch\.(sh|ps1)" [a-z][a-z0-9-]*( [A-Za-z0-9._=-]+)*$`)
 
 func TestEveryRunStepUsesTheLauncher(t *testing.T) {
 	t.Parallel()
@@ -143,7 +252,6 @@ func TestEveryRunStepUsesTheLauncher(t *testing.T) {
 				continue
 			}
 			assert.Regexp(t, launcherRun, strings.TrimSpace(s.Run), "%s step %d", dir, i)
-			assert.NotContains(t, s.Run, "go run", "%s step %d", dir, i)
 			assert.NotContains(t, s.Run, "GITHUB_PATH", "%s step %d", dir, i)
 			assert.NotContains(t, s.Run, "GITHUB_ENV", "%s step %d", dir, i)
 		}
@@ -196,9 +304,7 @@ func TestActionlintWorkflows(t *testing.T) {
 	require.NoError(t, err)
 	errs, err := l.LintFiles(files, nil)
 	require.NoError(t, err)
-	found := make([]string, 0, len(errs))
 	for _, e := range errs {
-		found = append(found, fmt.Sprintf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind))
+		t.Errorf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind)
 	}
-	assert.Empty(t, found, "actionlint")
 }

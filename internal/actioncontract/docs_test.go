@@ -151,13 +151,14 @@ func generatedBlock(a orderedAction) string {
 	fmt.Fprintf(&b, "**%s.** %s\n\n", cell(a.Name), cell(a.Description))
 	switch {
 	case a.Using == "composite":
-		fmt.Fprintf(&b, "Runs as a `composite` action: one `bash` step that execs `tools/launcher/launch.sh %s`.\n", a.Binary)
+		fmt.Fprintf(&b, "Runs as a `composite` action: on Linux and macOS a `bash` step execs `tools/launcher/launch.sh %s`, "+
+			"on Windows a Windows PowerShell step runs `tools/launcher/launch.ps1 %s` (docs/packaging.md).\n", a.Binary, a.Binary)
 	default:
 		fmt.Fprintf(&b, "Runs as a `%s` action: `main: %s`", a.Using, a.Main)
 		if a.Post != "" {
 			fmt.Fprintf(&b, ", `post: %s`", a.Post)
 		}
-		b.WriteString(" (each execs `tools/launcher/launch.sh` through `tools/launcher/node-shim.js`).\n")
+		b.WriteString(" (each runs `tools/launcher/launch.sh`, or `launch.ps1` on Windows, through `tools/launcher/node-shim.js`).\n")
 	}
 	b.WriteString("\n#### Inputs\n\n")
 	if len(a.Inputs) == 0 {

@@ -1,11 +1,14 @@
 package actioncontract_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,26 +17,57 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The fake binary is a bash script because dash (/bin/sh on Debian) drops
-// environment names containing hyphens, which would hide what the launcher
-// passes on; a Go binary receives the environment exactly as exec gives it.
+// The launcher harness. Each case of the table in launchercases_test.go runs
+// against every launcher this machine can run: launch.sh under bash (Linux,
+// macOS), launch.ps1 under Windows PowerShell 5.1 (Windows) and launch.ps1
+// under PowerShell 7 (pwsh, wherever it is installed: GitHub's Linux, macOS
+// and Windows images have it). Each run gets a temporary "checkout" holding
+// the committed launcher scripts, go.mod, go.sum, a manifest and a tiny
+// cmd/acquire, so it exercises exactly the committed scripts. Release assets
+// are served by a local httptest server; nothing reaches the network.
 //
-// The launcher tests run tools/launcher/launch.sh with bash in a temporary
-// "checkout" (launcher scripts, go.mod, go.sum, a manifest and a tiny
-// cmd/acquire), so they exercise exactly the committed script. Downloads go
-// to a local httptest server; nothing reaches the network.
+// The "binary" a release asset carries is a small Go program built once per
+// test process for this machine (fakeSource): it records its arguments and
+// environment, can wait for a console interrupt, and exits 7.
 
-const fakeBinary = `#!/usr/bin/env bash
-printf '%s\n' "$@" > "$OUT_ARGS"
-env > "$OUT_ENV"
-exit 7
+const fakeSource = `package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	if p := os.Getenv("OUT_ARGS"); p != "" {
+		_ = os.WriteFile(p, []byte(strings.Join(os.Args[1:], "\n")+"\n"), 0o644)
+	}
+	if p := os.Getenv("OUT_ENV"); p != "" {
+		env := os.Environ()
+		sort.Strings(env)
+		_ = os.WriteFile(p, []byte(strings.Join(env, "\n")+"\n"), 0o644)
+	}
+	if os.Getenv("FAKE_WAIT_FOR_INTERRUPT") == "1" {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		fmt.Println("ready")
+		s := <-ch
+		_ = os.WriteFile(os.Getenv("OUT_CLEANUP"), []byte("cleaned up after "+s.String()+"\n"), 0o644)
+		os.Exit(130)
+	}
+	os.Exit(7)
+}
 `
 
 const tinyCmd = `package main
@@ -49,16 +83,86 @@ func main() {
 }
 `
 
-func needBash(t *testing.T) string {
+var (
+	fakeOnce sync.Once
+	fakeBin  []byte
+	fakeErr  error
+)
+
+// fakeBinary returns the bytes of the fake release binary for this machine.
+func fakeBinary(t *testing.T) []byte {
 	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("the launcher tests exec shell-script fakes; covered on Linux/macOS")
+	fakeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "launcher-fake-")
+		if err != nil {
+			fakeErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644); err != nil {
+			fakeErr = err
+			return
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(fakeSource), 0o644); err != nil {
+			fakeErr = err
+			return
+		}
+		out := filepath.Join(dir, "fake"+exeSuffix)
+		cmd := exec.Command("go", "build", "-o", out, ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			fakeErr = fmt.Errorf("build fake binary: %v\n%s", err, b)
+			return
+		}
+		fakeBin, fakeErr = os.ReadFile(out)
+	})
+	if fakeErr != nil {
+		t.Skipf("cannot build the fake release binary: %v", fakeErr)
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
+	return fakeBin
+}
+
+var exeSuffix = map[bool]string{true: ".exe", false: ""}[runtime.GOOS == "windows"]
+
+// hostRunner is this machine as RUNNER_OS/RUNNER_ARCH and as GOOS/GOARCH.
+func hostRunner() (runnerOS, runnerArch, goos, goarch string) {
+	runnerOS = map[string]string{"linux": "Linux", "darwin": "macOS", "windows": "Windows"}[runtime.GOOS]
+	runnerArch = map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
+	return runnerOS, runnerArch, runtime.GOOS, runtime.GOARCH
+}
+
+func assetKey(binary string) string {
+	_, _, goos, goarch := hostRunner()
+	return binary + "_" + goos + "_" + goarch
+}
+
+// launcher is one implementation of the launcher contract and the shell
+// that runs it.
+type launcher struct {
+	name   string // bash, powershell or pwsh
+	shell  string // the shell's path
+	script string // launch.sh or launch.ps1
+}
+
+// launchers returns every launcher implementation this machine can run.
+func launchers(t *testing.T) []launcher {
+	t.Helper()
+	var out []launcher
+	if runtime.GOOS != "windows" {
+		if p, err := exec.LookPath("bash"); err == nil {
+			out = append(out, launcher{"bash", p, "launch.sh"})
+		}
+	} else if p, err := exec.LookPath("powershell"); err == nil {
+		out = append(out, launcher{"powershell", p, "launch.ps1"})
 	}
-	return bash
+	if p, err := exec.LookPath("pwsh"); err == nil {
+		out = append(out, launcher{"pwsh", p, "launch.ps1"})
+	}
+	if len(out) == 0 {
+		t.Skip("neither bash nor PowerShell is installed")
+	}
+	return out
 }
 
 func sha(b []byte) string {
@@ -78,7 +182,7 @@ func newCheckout(t *testing.T) checkout {
 		require.NoError(t, os.MkdirAll(filepath.Join(c.root, d), 0o755))
 	}
 	require.NoError(t, os.MkdirAll(c.out, 0o755))
-	for _, f := range []string{"launch.sh", "source-digest.sh"} {
+	for _, f := range []string{"launch.sh", "launch.ps1", "source-digest.sh"} {
 		b, err := os.ReadFile(filepath.Join(repoRoot, "tools", "launcher", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(c.root, "tools", "launcher", f), b, 0o755))
@@ -94,9 +198,16 @@ func write(t *testing.T, p, s string) {
 	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 }
 
+// manifest writes a canonical manifest (tag v0.0.1) with the given assets,
+// key → {sha256, url}.
 func (c checkout) manifest(t *testing.T, digest string, assets map[string][2]string) {
 	t.Helper()
 	var b strings.Builder
+	if len(assets) == 0 {
+		fmt.Fprintf(&b, "{\n  \"version\": \"\",\n  \"tag\": \"\",\n  \"source_digest\": %q,\n  \"assets\": {}\n}\n", digest)
+		write(t, filepath.Join(c.root, ".github", "dist", "manifest.json"), b.String())
+		return
+	}
 	fmt.Fprintf(&b, "{\n  \"version\": \"v0.0.1\",\n  \"tag\": \"v0.0.1\",\n  \"source_digest\": %q,\n  \"assets\": {\n", digest)
 	keys := make([]string, 0, len(assets))
 	for k := range assets {
@@ -114,11 +225,52 @@ func (c checkout) manifest(t *testing.T, digest string, assets map[string][2]str
 	write(t, filepath.Join(c.root, ".github", "dist", "manifest.json"), b.String())
 }
 
-func (c checkout) digest(t *testing.T, bash string) string {
+// digest computes the source digest of the checkout in Go, from the
+// written definition (tools/launcher/source-digest.sh header); both
+// launchers must agree with it.
+func (c checkout) digest(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(bash, filepath.Join(c.root, "tools", "launcher", "source-digest.sh"), c.root).Output()
-	require.NoError(t, err)
-	return strings.TrimSpace(string(out))
+	return goSourceDigest(t, c.root)
+}
+
+func goSourceDigest(t *testing.T, root string) string {
+	t.Helper()
+	files := []string{"go.mod", "go.sum"}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "dist", "bin", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".go") {
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	sort.Strings(files)
+	var listing strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		fmt.Fprintf(&listing, "%s  %s\n", sha(b), f)
+	}
+	return sha([]byte(listing.String()))
+}
+
+// cacheAsset places bin in the launcher cache as the asset with sha256 sum.
+func (c checkout) cacheAsset(t *testing.T, sum string, bin []byte) string {
+	t.Helper()
+	dir := filepath.Join(c.cache, "ambiguous-build-lock", sum)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	p := filepath.Join(dir, "acquire"+exeSuffix)
+	require.NoError(t, os.WriteFile(p, bin, 0o755))
+	return p
 }
 
 type result struct {
@@ -126,29 +278,87 @@ type result struct {
 	stdout, stderr string
 }
 
-func (c checkout) run(t *testing.T, bash string, extra map[string]string, args ...string) result {
-	t.Helper()
+// pathWithoutGo is PATH minus every directory holding a go executable, so
+// a run proves it needs no Go.
+func pathWithoutGo() string {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "go"+exeSuffix)); err == nil {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
+}
+
+// env is the environment of one launcher run: the test's own (which a
+// PowerShell needs on Windows) without the launcher's knobs, plus the
+// runner's platform variables, the cache and extra.
+func (c checkout) env(extra map[string]string) []string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
 			env[k] = v
 		}
 	}
-	for _, k := range []string{"BUILD_LOCK_FROM_SOURCE", "BUILD_LOCK_GO", "GITHUB_ENV", "GITHUB_PATH"} {
-		delete(env, k)
+	for k := range env {
+		if strings.HasPrefix(k, "BUILD_LOCK_") || strings.HasPrefix(k, "GITHUB_") || strings.HasPrefix(k, "RUNNER_") {
+			delete(env, k)
+		}
 	}
-	env["RUNNER_OS"] = "Linux"
-	env["RUNNER_ARCH"] = "X64"
+	runnerOS, runnerArch, _, _ := hostRunner()
+	env["RUNNER_OS"] = runnerOS
+	env["RUNNER_ARCH"] = runnerArch
 	env["RUNNER_TOOL_CACHE"] = c.cache
 	env["OUT_ARGS"] = filepath.Join(c.out, "args")
 	env["OUT_ENV"] = filepath.Join(c.out, "env")
 	for k, v := range extra {
+		// Windows names are case-insensitive (PATH is "Path" there): one
+		// spelling only, or the child sees either.
+		for old := range env {
+			if old != k && strings.EqualFold(old, k) {
+				delete(env, old)
+			}
+		}
 		env[k] = v
 	}
-	cmd := exec.Command(bash, append([]string{filepath.Join(c.root, "tools", "launcher", "launch.sh")}, args...)...)
+	out := make([]string, 0, len(env))
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		out = append(out, k+"="+v)
 	}
+	return out
+}
+
+// command builds the process that runs the launcher the way a composite
+// step does: bash runs launch.sh with the arguments; PowerShell runs a
+// script with the runner's own wrapper lines around a call of launch.ps1
+// (actions/runner src/Runner.Worker/Handlers/ScriptHandlerHelpers.cs).
+func (l launcher) command(ctx context.Context, t *testing.T, c checkout, args ...string) *exec.Cmd {
+	t.Helper()
+	script := filepath.Join(c.root, "tools", "launcher", l.script)
+	if l.name == "bash" {
+		return exec.CommandContext(ctx, l.shell, append([]string{script}, args...)...)
+	}
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	call := "& " + quote(script)
+	for _, a := range args {
+		call += " " + quote(a)
+	}
+	wrapper := filepath.Join(t.TempDir(), "step.ps1")
+	write(t, wrapper, "$ErrorActionPreference = 'stop'\n"+call+"\nif ((Test-Path -LiteralPath variable:\\LASTEXITCODE)) { exit $LASTEXITCODE }\n")
+	psArgs := []string{"-NoLogo", "-NoProfile", "-NonInteractive"}
+	if runtime.GOOS == "windows" {
+		psArgs = append(psArgs, "-ExecutionPolicy", "Bypass")
+	}
+	return exec.CommandContext(ctx, l.shell, append(psArgs, "-Command", ". "+quote(wrapper))...)
+}
+
+func (l launcher) run(t *testing.T, c checkout, extra map[string]string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := l.command(ctx, t, c, args...)
+	cmd.Env = c.env(extra)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -162,276 +372,67 @@ func (c checkout) run(t *testing.T, bash string, extra map[string]string, args .
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-func TestLauncherRefusesInvalidBinaryNames(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	c.manifest(t, "", nil)
-	for _, name := range []string{"Acquire", "../acquire", "acquire/x", "a b", "-x", "1abc", "acquire_x", ""} {
-		r := c.run(t, bash, nil, name)
-		assert.Equal(t, 1, r.code, name)
-		assert.Contains(t, r.stderr, "refusing binary name", name)
-	}
-	r := c.run(t, bash, nil)
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "usage: launch.sh")
-}
-
-func TestLauncherCacheHitExecsWithArgsEnvAndExitCode(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	bin := []byte(fakeBinary)
-	sum := sha(bin)
-	c.manifest(t, c.digest(t, bash), map[string][2]string{
-		"acquire_linux_amd64": {sum, "https://example.invalid/never-fetched"},
-	})
-	dir := filepath.Join(c.cache, "ambiguous-build-lock", sum)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "acquire"), bin, 0o755))
-	ghEnv := filepath.Join(c.out, "github_env")
-	ghPath := filepath.Join(c.out, "github_path")
-	write(t, ghEnv, "")
-	write(t, ghPath, "")
-
-	r := c.run(t, bash, map[string]string{
-		"GITHUB_ENV": ghEnv, "GITHUB_PATH": ghPath, "PATH": os.Getenv("PATH"),
-		"INPUT_LOCK-NAME": "hyphen-kept", "SENTINEL": "x y",
-	}, "acquire", "a b", "", "c")
-	assert.Equal(t, 7, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "cache hit")
-	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one concise line: %q", r.stderr)
-
-	args, err := os.ReadFile(filepath.Join(c.out, "args"))
+// start runs the launcher with the fake binary waiting for an interrupt;
+// it returns once the binary has said "ready" on stdout. Stdout is a plain
+// pipe, so cmd.Wait returns when the launcher's own process ends, not when
+// the binary closes its copy of the pipe.
+func (l launcher) start(t *testing.T, c checkout, extra map[string]string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := l.command(ctx, t, c, args...)
+	cmd.Env = c.env(extra)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	configureConsole(cmd, l)
+	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	assert.Equal(t, "a b\n\nc\n", string(args))
-
-	envDump, err := os.ReadFile(filepath.Join(c.out, "env"))
-	require.NoError(t, err)
-	envText := "\n" + string(envDump)
-	assert.Contains(t, envText, "\nPATH="+os.Getenv("PATH")+"\n")
-	assert.Contains(t, envText, "\nSENTINEL=x y\n")
-	assert.Contains(t, envText, "\nINPUT_LOCK-NAME=hyphen-kept\n", "hyphenated input env names must survive the launcher")
-	assert.NotContains(t, envText, "_bl_", "launcher variables must not leak into the child")
-	for _, f := range []string{ghEnv, ghPath} {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		assert.Empty(t, b, "%s must be untouched", f)
+	t.Cleanup(func() { _ = r.Close() })
+	cmd.Stdout = w
+	require.NoError(t, cmd.Start())
+	_ = w.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "ready" {
+			go func() { _, _ = io.Copy(io.Discard, r) }()
+			return cmd, &stderr
+		}
 	}
+	_ = cmd.Wait()
+	t.Fatalf("the binary never became ready; stderr:\n%s", stderr.String())
+	return nil, nil
 }
 
-// TestLauncherMemoizesTheDigestOfAPinnedCommit: a checkout the runner laid out
-// under a 40-hex commit directory is hashed once; the warm start after that
-// trusts the memo (a commit names its tree) and still verifies the binary.
-func TestLauncherMemoizesTheDigestOfAPinnedCommit(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	pinned := filepath.Join(filepath.Dir(c.root), strings.Repeat("ab", 20))
-	require.NoError(t, os.Rename(c.root, pinned))
-	c.root = pinned
-	bin := []byte(fakeBinary)
-	sum := sha(bin)
-	c.manifest(t, c.digest(t, bash), map[string][2]string{"acquire_linux_amd64": {sum, "https://example.invalid/never-fetched"}})
-	dir := filepath.Join(c.cache, "ambiguous-build-lock", sum)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "acquire"), bin, 0o755))
-
-	r := c.run(t, bash, nil, "acquire")
-	require.Equal(t, 7, r.code, r.stderr)
-	memo := filepath.Join(c.cache, "ambiguous-build-lock", "digests", strings.Repeat("ab", 20))
-	require.FileExists(t, memo)
-	// Change the sources: a pinned commit cannot change, so the memo is used
-	// and the verified release asset still runs.
-	write(t, filepath.Join(c.root, "cmd", "acquire", "extra.go"), "package main\n")
-	r = c.run(t, bash, nil, "acquire")
-	assert.Equal(t, 7, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "cache hit")
-	// A corrupt memo is ignored and recomputed (now the sources differ).
-	write(t, memo, "garbage")
-	r = c.run(t, bash, map[string]string{"BUILD_LOCK_GO": "/nonexistent/go"}, "acquire")
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "differ from the manifest")
-}
-
-func assetServer(t *testing.T, body []byte) (*httptest.Server, *atomic.Int32) {
+// assetServer serves body at /download/<key>, answers 404 at /missing and
+// redirects /redirect to the plain-http download (which both launchers must
+// refuse to follow).
+func assetServer(t *testing.T, key string, body []byte) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/download/acquire_linux_amd64" {
-			assert.Fail(t, "unexpected request "+r.URL.Path)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/download/" + key:
+			hits.Add(1)
+			_, _ = w.Write(body)
+		case "/redirect":
+			http.Redirect(w, r, srv.URL+"/download/"+key, http.StatusFound)
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		hits.Add(1)
-		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &hits
 }
 
-func TestLauncherDownloadsVerifiesAndCaches(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	bin := []byte(fakeBinary)
-	srv, hits := assetServer(t, bin)
-	c.manifest(t, c.digest(t, bash), map[string][2]string{
-		"acquire_linux_amd64": {sha(bin), srv.URL + "/download/acquire_linux_amd64"},
-	})
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
 
-	r := c.run(t, bash, nil, "acquire", "x")
-	assert.Equal(t, 7, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "downloaded and verified")
-	assert.Equal(t, int32(1), hits.Load())
-	cached, err := os.ReadFile(filepath.Join(c.cache, "ambiguous-build-lock", sha(bin), "acquire"))
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, bin, cached)
-
-	r = c.run(t, bash, nil, "acquire", "x")
-	assert.Equal(t, 7, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "cache hit")
-	assert.Equal(t, int32(1), hits.Load(), "a warm start must not touch the network")
-}
-
-func TestLauncherRefusesChecksumMismatchBeforeExec(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	marker := filepath.Join(c.out, "executed")
-	tampered := []byte("#!/bin/sh\ntouch " + marker + "\n")
-	srv, _ := assetServer(t, tampered)
-	pinned := sha([]byte(fakeBinary))
-	c.manifest(t, c.digest(t, bash), map[string][2]string{
-		"acquire_linux_amd64": {pinned, srv.URL + "/download/acquire_linux_amd64"},
-	})
-
-	r := c.run(t, bash, nil, "acquire")
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "checksum mismatch for acquire_linux_amd64")
-	assert.Contains(t, r.stderr, pinned)
-	assert.Contains(t, r.stderr, "refusing to run it")
-	assert.False(t, fileExists(marker), "the unverified download must never run")
-	assert.False(t, fileExists(filepath.Join(c.cache, "ambiguous-build-lock", pinned, "acquire")), "nor be cached")
-}
-
-func TestLauncherReplacesCorruptCacheEntry(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	bin := []byte(fakeBinary)
-	srv, hits := assetServer(t, bin)
-	c.manifest(t, c.digest(t, bash), map[string][2]string{
-		"acquire_linux_amd64": {sha(bin), srv.URL + "/download/acquire_linux_amd64"},
-	})
-	dir := filepath.Join(c.cache, "ambiguous-build-lock", sha(bin))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	marker := filepath.Join(c.out, "executed")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "acquire"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
-
-	r := c.run(t, bash, nil, "acquire")
-	assert.Equal(t, 7, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "failed SHA-256 verification")
-	assert.False(t, fileExists(marker))
-	assert.Equal(t, int32(1), hits.Load())
-}
-
-func TestLauncherBuildsFromSource(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go not on PATH")
-	}
-	bin := []byte(fakeBinary)
-	tests := []struct {
-		name   string
-		setup  func(t *testing.T, c checkout)
-		extra  map[string]string
-		reason string
-	}{
-		{"empty manifest", func(t *testing.T, c checkout) { c.manifest(t, "", nil) }, nil, "no release asset acquire_linux_amd64"},
-		{"sources differ from manifest", func(t *testing.T, c checkout) {
-			c.manifest(t, strings.Repeat("0", 64), map[string][2]string{"acquire_linux_amd64": {sha(bin), "https://example.invalid/x"}})
-		}, nil, "differ from the manifest's source_digest"},
-		{"forced", func(t *testing.T, c checkout) {
-			c.manifest(t, c.digest(t, bash), map[string][2]string{"acquire_linux_amd64": {sha(bin), "https://example.invalid/x"}})
-		}, map[string]string{"BUILD_LOCK_FROM_SOURCE": "1"}, "BUILD_LOCK_FROM_SOURCE=1"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := newCheckout(t)
-			tc.setup(t, c)
-			r := c.run(t, bash, tc.extra, "acquire", "p", "q")
-			assert.Equal(t, 3, r.code, r.stderr)
-			assert.Equal(t, "tiny: [p q]\n", r.stdout, "build output must not reach stdout")
-			assert.Contains(t, r.stderr, "built from source")
-			assert.Contains(t, r.stderr, tc.reason)
-
-			r = c.run(t, bash, tc.extra, "acquire")
-			assert.Equal(t, 3, r.code, r.stderr)
-			assert.Contains(t, r.stderr, "cache hit")
-		})
-	}
-}
-
-func TestLauncherWithoutGoFailsActionably(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	c.manifest(t, "", nil)
-	r := c.run(t, bash, map[string]string{"BUILD_LOCK_GO": filepath.Join(c.out, "no-such-go")}, "acquire")
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "no Go toolchain")
-	assert.Contains(t, r.stderr, "pin a released commit")
-}
-
-// TestSourceDigestDefinition recomputes the digest in Go from its written
-// definition (tools/launcher/source-digest.sh header) and compares.
-func TestSourceDigestDefinition(t *testing.T) {
-	t.Parallel()
-	bash := needBash(t)
-	c := newCheckout(t)
-	write(t, filepath.Join(c.root, "cmd", "acquire", "extra_test.go"), "package main\n")
-	require.NoError(t, os.MkdirAll(filepath.Join(c.root, "dist"), 0o755))
-	write(t, filepath.Join(c.root, "dist", "ignored.go"), "package x\n")
-	write(t, filepath.Join(c.root, "README.md"), "not hashed\n")
-
-	var files []string
-	require.NoError(t, filepath.WalkDir(c.root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "dist", "bin", "node_modules":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(c.root, p)
-		if strings.HasSuffix(rel, ".go") || rel == "go.mod" || rel == "go.sum" {
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	}))
-	sort.Strings(files)
-	var listing strings.Builder
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(c.root, f))
-		require.NoError(t, err)
-		fmt.Fprintf(&listing, "%s  %s\n", sha(b), f)
-	}
-	assert.Equal(t, sha([]byte(listing.String())), c.digest(t, bash))
-
-	before := c.digest(t, bash)
-	write(t, filepath.Join(c.root, "README.md"), "still not hashed\n")
-	assert.Equal(t, before, c.digest(t, bash))
-	write(t, filepath.Join(c.root, "cmd", "acquire", "extra_test.go"), "package main // changed\n")
-	assert.NotEqual(t, before, c.digest(t, bash))
+	return string(b)
 }

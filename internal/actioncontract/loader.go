@@ -42,6 +42,7 @@ type Runs struct {
 // Step is one composite step.
 type Step struct {
 	ID    string            `yaml:"id"`
+	If    string            `yaml:"if"`
 	Shell string            `yaml:"shell"`
 	Run   string            `yaml:"run"`
 	Uses  string            `yaml:"uses"`
@@ -68,4 +69,20 @@ func LoadActions(root string) (map[string]Metadata, error) {
 		out[filepath.Base(filepath.Dir(p))] = m
 	}
 	return out, nil
+}
+
+// StepFor returns the composite step a runner on goos ("windows", "linux",
+// "darwin") executes: the Windows step on Windows, the POSIX step elsewhere
+// (see [RenderCompositeRuns]).
+func (m Metadata) StepFor(goos string) (Step, bool) {
+	id, cond := PosixStepID, PosixCondition
+	if goos == "windows" {
+		id, cond = WindowsStepID, WindowsCondition
+	}
+	for _, s := range m.Runs.Steps {
+		if s.ID == id && s.If == cond {
+			return s, true
+		}
+	}
+	return Step{}, false
 }

@@ -77,9 +77,6 @@ var Registry = map[string]Action{
 type Action struct {
 	// Binary is the cmd/<Binary> program the launcher runs for the action.
 	Binary string
-	// Args are the arguments the action passes after the binary name (the
-	// mode of a multi-mode binary such as cmd/classify); usually none.
-	Args []string
 	// Node is true for the one node24 action (it needs post:); all others
 	// are composite.
 	Node bool
@@ -87,4 +84,10 @@ type Action struct {
 	Inputs []string
 	// Outputs are the output names, exactly as declared in action.yml.
 	Outputs []string
+	// Args are extra arguments after the binary name on both run: lines
+	// (for example a mode: launch.sh classify changes); usually none.
+	Args []string
+	// Env are constant environment entries both steps of a composite action
+	// carry besides the inputs (rendered sorted); usually none.
+	Env map[string]string
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -149,6 +151,41 @@ func (a *IO) ActionRepository() string {
 		return v
 	}
 	return strings.TrimSpace(a.getenv("GITHUB_ACTION_REPOSITORY"))
+}
+
+// SelfTestAPIURLEnv names the API URL of the GitHub emulator that CI's
+// self-test job starts (docs/packaging.md "Self-test"); see [IO.APIURL].
+const SelfTestAPIURLEnv = "BUILD_LOCK_SELFTEST_API_URL"
+
+// APIURL returns the REST API URL the binary talks to: GITHUB_API_URL,
+// which the runner sets and a workflow cannot override
+// (https://docs.github.com/en/actions/reference/workflows-and-actions/variables).
+// Only a local action (`uses: ./...`, so [IO.ActionRepository] is empty)
+// honors [SelfTestAPIURLEnv] instead, and only when it is an http(s) URL
+// on a loopback host: that is how the self-test job points the real entry
+// points at the emulator it started. An action pinned from another
+// repository never honors it, so a step that can write GITHUB_ENV cannot
+// send a later step's App credentials anywhere else.
+func (a *IO) APIURL() string {
+	if v := strings.TrimSpace(a.getenv(SelfTestAPIURLEnv)); v != "" && a.ActionRepository() == "" && loopbackURL(v) {
+		return v
+	}
+	return a.getenv("GITHUB_API_URL")
+}
+
+// loopbackURL reports whether raw is an http(s) URL whose host is
+// 127.0.0.0/8, ::1 or localhost.
+func loopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 var outputNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

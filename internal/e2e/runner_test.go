@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,7 +287,7 @@ var (
 	actionRepo = regexp.MustCompile(`^\$\{\{\s*github\.action_repository\s*\}\}$`)
 )
 
-// actionEnv evaluates the env: mapping of the one run: step of composite
+// actionEnv evaluates the env: mapping of the run: step (for this OS) of composite
 // action `action` for a caller's with: — every ${{ inputs.x }} becomes the
 // caller's value, else the declared default, exactly as the runner
 // evaluates it — and returns it with the binary the step launches.
@@ -297,8 +298,9 @@ func (w *world) actionEnv(action string, with map[string]string) (map[string]str
 		return nil, "", fmt.Errorf("no action %s", action)
 	}
 	reg, ok := actioncontract.Registry[action]
-	if !ok || meta.Runs.Using != "composite" || len(meta.Runs.Steps) != 1 {
-		return nil, "", fmt.Errorf("%s is not a registered one-step composite action", action)
+	step, hasStep := meta.StepFor(runtime.GOOS)
+	if !ok || meta.Runs.Using != "composite" || !hasStep {
+		return nil, "", fmt.Errorf("%s is not a registered composite action with a step for %s", action, runtime.GOOS)
 	}
 	for k := range with {
 		if _, ok := meta.Inputs[k]; !ok {
@@ -317,7 +319,7 @@ func (w *world) actionEnv(action string, with map[string]string) (map[string]str
 		inputs[name] = v
 	}
 	env := map[string]string{}
-	for k, expr := range meta.Runs.Steps[0].Env {
+	for k, expr := range step.Env {
 		switch {
 		case inputExpr.MatchString(expr):
 			name := inputExpr.FindStringSubmatch(expr)[1]

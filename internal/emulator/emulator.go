@@ -75,6 +75,8 @@ type Emulator struct {
 	metrics metricsState
 
 	contentsJSON map[string][]byte // encoded Contents API file bodies (hGetContents)
+
+	settings repoSettings // branch rules and workflow states (settings.go)
 }
 
 type owner struct {

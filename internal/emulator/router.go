@@ -64,6 +64,10 @@ var routes = buildRoutes([]route{
 	{method: "GET", pattern: "/orgs/{org}/actions/runner-groups", h: hListRunnerGroups},
 	{method: "GET", pattern: "/orgs/{org}/actions/runner-groups/{group_id}/runners", h: hListGroupRunners},
 	{method: "GET", pattern: "/orgs/{org}/actions/runners", h: hListOrgRunners},
+
+	{method: "GET", pattern: "/installation/repositories", h: hListInstallationRepositories},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/rules/branches/{branch...}", h: hGetBranchRules},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/actions/workflows/{workflow_id}", h: hGetWorkflow},
 })
 
 func buildRoutes(rs []route) []*route {

@@ -14,7 +14,12 @@ import (
 // The API URL may carry a path (GitHub Enterprise Server's /api/v3); the
 // server URL must be a bare origin (spec §2.5).
 func urlFromEnv(a *actionio.IO, name, def string, allowPath bool) (string, error) {
-	raw := strings.TrimSpace(a.Getenv(name))
+	return urlFromValue(strings.TrimSpace(a.Getenv(name)), name, def, allowPath)
+}
+
+// urlFromValue validates raw, the value of the variable name (def when
+// empty), as urlFromEnv does.
+func urlFromValue(raw, name, def string, allowPath bool) (string, error) {
 	if raw == "" {
 		return def, nil
 	}

@@ -177,7 +177,9 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 		strings.HasSuffix(branch, ".lock") || strings.Contains(branch, "//") {
 		return Target{}, refuse("state-branch-pattern", "state-branch must be a plain branch name (letters, digits, . _ / -)")
 	}
-	apiURL, err := urlFromEnv(a, "GITHUB_API_URL", DefaultAPIURL, true)
+	// a.APIURL is GITHUB_API_URL, or the self-test emulator for a local
+	// action only (actionio.SelfTestAPIURLEnv).
+	apiURL, err := urlFromValue(strings.TrimSpace(a.APIURL()), "GITHUB_API_URL", DefaultAPIURL, true)
 	if err != nil {
 		return Target{}, err
 	}

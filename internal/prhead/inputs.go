@@ -59,9 +59,10 @@ func ReadInputs(a *actionio.IO, apiURL string) (Inputs, error) {
 	return in, nil
 }
 
-// APIURL returns GITHUB_API_URL or the public default.
+// APIURL returns GITHUB_API_URL (or, for a local action only, the
+// self-test emulator's: actionio.IO.APIURL) or the public default.
 func APIURL(a *actionio.IO) string {
-	if v := strings.TrimSpace(a.Getenv("GITHUB_API_URL")); v != "" {
+	if v := strings.TrimSpace(a.APIURL()); v != "" {
 		return v
 	}
 	return "https://api.github.com"

@@ -5,8 +5,9 @@
 # arm64 into OUTDIR/<cmd>_<os>_<arch>[.exe] with CGO_ENABLED=0, -trimpath,
 # -buildvcs=false and fixed ldflags (the same flags launch.sh uses for its
 # source builds), then writes OUTDIR/SHA256SUMS and OUTDIR/source-digest.
-# Listed commands that do not exist yet are skipped with a note; it fails if
-# none exists. Used by `make dist` / `make dist-verify` and release.yml.
+# The command list is internal/releaseset's (make dist passes
+# `go run ./tools/manifest -list-cmds`); a listed command that does not exist
+# is an error. Used by `make dist` / `make dist-verify` and release.yml.
 set -euo pipefail
 [ "$#" -ge 1 ] || { echo "usage: build-dist.sh OUTDIR [CMD...]" >&2; exit 2; }
 out=$1
@@ -20,8 +21,8 @@ mkdir -p "$out"
 built=0
 for cmd in "$@"; do
 	if [ ! -d "$root/cmd/$cmd" ]; then
-		echo "build-dist: skipping $cmd (no cmd/$cmd yet)" >&2
-		continue
+		echo "build-dist: no command cmd/$cmd" >&2
+		exit 1
 	fi
 	for p in $platforms; do
 		os=${p%/*}
@@ -34,6 +35,14 @@ for cmd in "$@"; do
 	done
 done
 [ "$built" -gt 0 ] || { echo "build-dist: none of the commands exists: $*" >&2; exit 1; }
-(cd "$out" && bl_sha256 $(ls | LC_ALL=C sort | grep -v -e '^SHA256SUMS$' -e '^source-digest$') >SHA256SUMS)
+(
+	cd "$out"
+	export LC_ALL=C # the glob sorts bytewise
+	files=()
+	for f in *; do
+		case $f in SHA256SUMS | source-digest) ;; *) files+=("$f") ;; esac
+	done
+	bl_sha256 "${files[@]}" >SHA256SUMS
+)
 bl_source_digest "$root" >"$out/source-digest"
 echo "build-dist: $built binaries in $out" >&2

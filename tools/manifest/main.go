@@ -7,6 +7,11 @@
 //	go run ./tools/manifest -dist dist -version v1.2.3 -tag v1.2.3 \
 //	    -repo owner/name -source-digest <hex> -out .github/dist/manifest.json
 //	go run ./tools/manifest -check .github/dist/manifest.json
+//	go run ./tools/manifest -list-cmds        # the commands a release ships
+//
+// A manifest with assets must be complete: every command of
+// internal/releaseset (every cmd/ of the module at -root) on each of the six
+// targets. -dist refuses to write one that is not, and -check to pass it.
 //
 // The output is canonical (fixed key order, one asset per line) because the
 // launcher reads it with bash regular expressions, without jq or python.
@@ -26,6 +31,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/releaseset"
 )
 
 // Manifest is the decoded form of .github/dist/manifest.json.
@@ -62,8 +69,18 @@ func run(args []string, stdout io.Writer) error {
 	repo := fs.String("repo", "", "owner/name hosting the release")
 	digest := fs.String("source-digest", "", "output of tools/launcher/source-digest.sh")
 	out := fs.String("out", "", "file to write (default stdout)")
-	check := fs.String("check", "", "only verify that this manifest file is valid and canonical")
+	check := fs.String("check", "", "only verify that this manifest file is valid, canonical and complete")
+	root := fs.String("root", ".", "module root whose cmd/ decides the commands a release ships")
+	listCmds := fs.Bool("list-cmds", false, "print the commands a release ships, one per line")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cmds, err := releaseset.Commands(*root)
+	if err != nil {
+		return err
+	}
+	if *listCmds {
+		_, err := fmt.Fprintln(stdout, strings.Join(cmds, "\n"))
 		return err
 	}
 	if *check != "" {
@@ -71,7 +88,10 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return Check(b)
+		if err := Check(b); err != nil {
+			return err
+		}
+		return CheckComplete(b, cmds)
 	}
 	if *tag == "" {
 		*tag = *version
@@ -79,6 +99,9 @@ func run(args []string, stdout io.Writer) error {
 	m, err := FromDist(*dist, *version, *tag, *repo, *digest)
 	if err != nil {
 		return err
+	}
+	if missing := releaseset.Missing(cmds, func(k string) bool { _, ok := m.Assets[k]; return ok }); len(missing) > 0 {
+		return fmt.Errorf("%s lacks release binaries %v (run make dist)", *dist, missing)
 	}
 	b := Render(m)
 	if *out == "" {
@@ -149,6 +172,22 @@ func Render(m Manifest) []byte {
 	}
 	b.WriteString("  }\n}\n")
 	return b.Bytes()
+}
+
+// CheckComplete verifies that a manifest with assets lists every command of
+// cmds on every release target (an empty manifest, as on main, passes).
+func CheckComplete(b []byte, cmds []string) error {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("decode manifest: %w", err)
+	}
+	if len(m.Assets) == 0 {
+		return nil
+	}
+	if missing := releaseset.Missing(cmds, func(k string) bool { _, ok := m.Assets[k]; return ok }); len(missing) > 0 {
+		return fmt.Errorf("manifest %s is incomplete: no assets %v", m.Tag, missing)
+	}
+	return nil
 }
 
 // Check verifies that b is a valid manifest in canonical form: every asset

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/releaseset"
 )
 
 func TestCommittedManifestIsCanonical(t *testing.T) {
@@ -14,6 +17,9 @@ func TestCommittedManifestIsCanonical(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", ".github", "dist", "manifest.json"))
 	require.NoError(t, err)
 	require.NoError(t, Check(b))
+	cmds, err := releaseset.Commands(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	require.NoError(t, CheckComplete(b, cmds))
 }
 
 func TestFromDistRenderCheck(t *testing.T) {
@@ -37,6 +43,39 @@ func TestFromDistRenderCheck(t *testing.T) {
 `
 	assert.Equal(t, want, string(Render(m)))
 	require.NoError(t, Check(Render(m)))
+}
+
+// TestCompleteness: a release manifest written from a dist directory must
+// carry every released command on every target, and -check refuses one that
+// does not.
+func TestCompleteness(t *testing.T) {
+	t.Parallel()
+	cmds, err := releaseset.Commands(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, c := range cmds {
+		for _, tg := range releaseset.Targets {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, releaseset.AssetFile(c, tg)), []byte(c+tg.String()), 0o755))
+		}
+	}
+	digest := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	out := filepath.Join(t.TempDir(), "manifest.json")
+	root := filepath.Join("..", "..")
+	var stdout strings.Builder
+	require.NoError(t, run([]string{"-root", root, "-dist", dir, "-version", "v1.0.0", "-repo", "o/r", "-source-digest", digest, "-out", out}, &stdout))
+	require.NoError(t, run([]string{"-root", root, "-check", out}, &stdout))
+
+	require.NoError(t, os.Remove(filepath.Join(dir, releaseset.AssetFile(cmds[0], releaseset.Targets[5]))))
+	err = run([]string{"-root", root, "-dist", dir, "-version", "v1.0.0", "-repo", "o/r", "-source-digest", digest, "-out", out}, &stdout)
+	assert.ErrorContains(t, err, releaseset.AssetKey(cmds[0], releaseset.Targets[5]))
+	m, err := FromDist(dir, "v1.0.0", "v1.0.0", "o/r", digest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(out, Render(m), 0o644))
+	assert.ErrorContains(t, run([]string{"-root", root, "-check", out}, &stdout), "incomplete")
+
+	stdout.Reset()
+	require.NoError(t, run([]string{"-root", root, "-list-cmds"}, &stdout))
+	assert.Equal(t, strings.Join(cmds, "\n")+"\n", stdout.String())
 }
 
 func TestCheckRejects(t *testing.T) {

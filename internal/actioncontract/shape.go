@@ -1,0 +1,235 @@
+package actioncontract
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// The canonical composite action shape (docs/packaging.md "Action shape"):
+// one launcher contract, two entry points chosen by the runner's OS. The
+// step ids, conditions, shells and run: lines below are the only ones a
+// composite action.yml may use; [RenderCompositeRuns] writes the whole runs:
+// section and [OutputValue] every output's value:, and the contract tests
+// compare each action.yml with them byte for byte (go run ./tools/actionshape
+// -w rewrites an action.yml into the shape).
+const (
+	// PosixStepID is the step that runs on Linux and macOS runners.
+	PosixStepID = "posix"
+	// WindowsStepID is the step that runs on Windows runners.
+	WindowsStepID = "windows"
+	// PosixCondition selects Linux and macOS.
+	PosixCondition = "runner.os != 'Windows'"
+	// WindowsCondition selects Windows.
+	WindowsCondition = "runner.os == 'Windows'"
+	// PosixShell is bash: the runner's own scripts on Linux and macOS are
+	// bash, so it is on every runner of those systems.
+	PosixShell = "bash"
+	// WindowsShell is Windows PowerShell 5.1, part of every supported
+	// Windows; `pwsh` (PowerShell 7) and Git Bash are not.
+	WindowsShell = "powershell"
+	// ActionRepositoryEnv carries github.action_repository, which composite
+	// run: steps cannot read (https://github.com/actions/runner/issues/2473).
+	ActionRepositoryEnv = "BUILD_LOCK_ACTION_REPOSITORY"
+	// PosixLauncher and WindowsLauncher are the launcher scripts, relative
+	// to the checkout root (three directories above GITHUB_ACTION_PATH).
+	PosixLauncher   = "tools/launcher/launch.sh"
+	WindowsLauncher = "tools/launcher/launch.ps1"
+)
+
+// PosixRun is the run: line of the POSIX step for binary and args.
+func PosixRun(binary string, args ...string) string {
+	return strings.Join(append([]string{`exec bash "$GITHUB_ACTION_PATH/../../../` + PosixLauncher + `"`, binary}, args...), " ")
+}
+
+// WindowsRun is the run: line of the Windows step for binary and args. The
+// call operator runs launch.ps1 in the step's own PowerShell, whose exit
+// code the runner's wrapper then returns.
+func WindowsRun(binary string, args ...string) string {
+	return strings.Join(append([]string{`& "$env:GITHUB_ACTION_PATH/../../../` + WindowsLauncher + `"`, binary}, args...), " ")
+}
+
+// InputEnvName is the environment name a composite step maps input name to:
+// the underscore spelling, which internal/actionio reads as its fallback.
+func InputEnvName(name string) string {
+	return "INPUT_" + strings.ToUpper(strings.NewReplacer(" ", "_", "-", "_").Replace(name))
+}
+
+// OutputValue is the value: of composite output name: whichever step ran.
+func OutputValue(name string) string {
+	return fmt.Sprintf("${{ steps.%s.outputs.%s || steps.%s.outputs.%s }}", PosixStepID, name, WindowsStepID, name)
+}
+
+// StepEnv is the env: mapping both steps carry, as ordered key/value
+// pairs: every input (declaration order), the registry's constant Env
+// (sorted), then the action repository.
+func StepEnv(a Action, inputs []string) [][2]string {
+	var env [][2]string
+	for _, in := range inputs {
+		env = append(env, [2]string{InputEnvName(in), "${{ inputs." + in + " }}"})
+	}
+	keys := make([]string, 0, len(a.Env))
+	for k := range a.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, [2]string{k, a.Env[k]})
+	}
+	return append(env, [2]string{ActionRepositoryEnv, "${{ github.action_repository }}"})
+}
+
+// yamlScalar quotes s for a YAML flow context when a plain scalar would not
+// round-trip (the Windows run: line starts with "&", an anchor indicator).
+func yamlScalar(s string) string {
+	if strings.HasPrefix(s, "${{") || s == "" {
+		return s
+	}
+	var n yaml.Node
+	n.SetString(s)
+	b, err := yaml.Marshal(&n)
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// RenderCompositeRuns renders the canonical runs: section (through the end
+// of the file) of a composite action running a.Binary with a.Args, whose
+// inputs are declared in the order given.
+func RenderCompositeRuns(a Action, inputs []string) string {
+	var b strings.Builder
+	b.WriteString(`runs:
+  # The one launcher contract, two entry points (docs/packaging.md "Action
+  # shape"): bash on Linux and macOS, Windows PowerShell 5.1 on Windows. A
+  # released commit needs nothing on the runner but the runner itself.
+  # Composite actions get no INPUT_* variables
+  # (https://github.com/actions/runner/issues/665), so both steps map every
+  # input under its underscore spelling, which internal/actionio reads, and
+  # github.action_repository, which run: cannot see (actions/runner#2473).
+  # run: holds no expression (script injection): GITHUB_ACTION_PATH is this
+  # action's directory and ../../.. the root of the pinned checkout.
+  # Generated by go run ./tools/actionshape -w; a contract test enforces it.
+  using: composite
+  steps:
+`)
+	env := StepEnv(a, inputs)
+	for _, st := range []struct{ id, cond, shell, run string }{
+		{PosixStepID, PosixCondition, PosixShell, PosixRun(a.Binary, a.Args...)},
+		{WindowsStepID, WindowsCondition, WindowsShell, WindowsRun(a.Binary, a.Args...)},
+	} {
+		fmt.Fprintf(&b, "    - id: %s\n      if: %s\n      shell: %s\n      env:\n", st.id, st.cond, st.shell)
+		for _, kv := range env {
+			fmt.Fprintf(&b, "        %s: %s\n", kv[0], yamlScalar(kv[1]))
+		}
+		fmt.Fprintf(&b, "      run: %s\n", yamlScalar(st.run))
+	}
+	return b.String()
+}
+
+// ActionFile is one composite action.yml split where the canonical shape
+// is checked: its inputs in declaration order, its outputs, and the raw
+// text of its runs: section.
+type ActionFile struct {
+	Dir     string
+	Path    string
+	Raw     []byte
+	Inputs  []string
+	Outputs []string
+	Using   string
+	// RunsAt is the byte offset of the top-level "runs:" line (-1 if none).
+	RunsAt int
+	// valueLines maps the 1-based line of each output's value: key to the
+	// output's name.
+	valueLines map[int]string
+}
+
+var runsLine = regexp.MustCompile(`(?m)^runs:[ \t]*(#.*)?$`)
+
+// ReadActionFile parses the action.yml of action directory dir under root.
+func ReadActionFile(root, dir string) (ActionFile, error) {
+	p := filepath.Join(root, ".github", "actions", dir, "action.yml")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return ActionFile{}, err
+	}
+	f := ActionFile{Dir: dir, Path: p, Raw: raw, RunsAt: -1, valueLines: map[int]string{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return ActionFile{}, fmt.Errorf("parse %s: %w", p, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return ActionFile{}, fmt.Errorf("%s is not a mapping", p)
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i].Value, top.Content[i+1]
+		switch k {
+		case "inputs", "outputs":
+			var names []string
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				names = append(names, v.Content[j].Value)
+			}
+			if k == "inputs" {
+				f.Inputs = names
+				continue
+			}
+			f.Outputs = names
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				out := v.Content[j+1]
+				for l := 0; l+1 < len(out.Content); l += 2 {
+					if out.Content[l].Value == "value" {
+						f.valueLines[out.Content[l].Line] = v.Content[j].Value
+					}
+				}
+			}
+		case "runs":
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if v.Content[j].Value == "using" {
+					f.Using = v.Content[j+1].Value
+				}
+			}
+		}
+	}
+	if loc := runsLine.FindIndex(raw); loc != nil {
+		f.RunsAt = loc[0]
+	}
+	return f, nil
+}
+
+var valueKey = regexp.MustCompile(`^(\s*value:[ \t]*)`)
+
+// Canonical returns the action.yml text in the canonical shape for the
+// registry entry a: every output value: rewritten to [OutputValue] and the
+// runs: section (which must be last) replaced by [RenderCompositeRuns].
+// Everything else is kept byte for byte.
+func (f ActionFile) Canonical(a Action) ([]byte, error) {
+	if f.RunsAt < 0 {
+		return nil, fmt.Errorf("%s has no top-level runs: line", f.Path)
+	}
+	if len(f.valueLines) != len(f.Outputs) {
+		return nil, fmt.Errorf("%s: every output needs a one-line value: key", f.Path)
+	}
+	lines := strings.SplitAfter(string(f.Raw[:f.RunsAt]), "\n")
+	for n, name := range f.valueLines {
+		if n < 1 || n > len(lines) {
+			return nil, fmt.Errorf("%s: output %s: its value: key is not above the runs: section", f.Path, name)
+		}
+		m := valueKey.FindString(lines[n-1])
+		if m == "" {
+			return nil, fmt.Errorf("%s:%d: output %s: value: must be on its own line", f.Path, n, name)
+		}
+		lines[n-1] = m + OutputValue(name) + "\n"
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.Join(lines, ""))
+	b.WriteString(RenderCompositeRuns(a, f.Inputs))
+	return b.Bytes(), nil
+}
