@@ -142,17 +142,21 @@ func TestCIWorkflow(t *testing.T) {
 	assert.Contains(t, w.On, "push")
 	assert.Empty(t, w.Permissions)
 	assert.True(t, w.Concurrency.CancelInProgress)
+	runs := map[string]bool{}
 	for _, job := range w.Jobs {
 		assert.Equal(t, map[string]string{"contents": "read"}, job.Permissions)
-		var runs []string
 		for _, s := range job.Steps {
 			if s.Uses != "" {
 				assert.Regexp(t, pinned, s.Uses)
 			}
 			if s.Run != "" {
-				runs = append(runs, s.Run)
+				runs[s.Run] = true
 			}
 		}
-		assert.Equal(t, []string{"make lint", "make test"}, runs)
+	}
+	// The job layout is internal/actioncontract's business (workflows_test.go
+	// there); the README's two gates must run somewhere.
+	for _, want := range []string{"make lint", "make test"} {
+		assert.True(t, runs[want], "ci.yml runs %s", want)
 	}
 }
