@@ -146,8 +146,8 @@ func TestCIWorkflow(t *testing.T) {
 	for _, job := range w.Jobs {
 		assert.Equal(t, map[string]string{"contents": "read"}, job.Permissions)
 		for _, s := range job.Steps {
-			if s.Uses != "" {
-				assert.Regexp(t, pinned, s.Uses)
+			if s.Uses != "" && !strings.HasPrefix(s.Uses, "./.github/actions/") {
+				assert.Regexp(t, pinned, s.Uses, "a third-party action is pinned; the self-test runs this repository's own")
 			}
 			if s.Run != "" {
 				runs[s.Run] = true
