@@ -60,7 +60,7 @@ func (a *analysis) licensedRules(l *job) {
 		acq = acqs[0]
 	}
 	ret := l.firstOf(ActReturn)
-	a.editorRules(l, acq, ret)
+	a.editorRules(l, ret)
 	a.guardRules(l, acq)
 	for _, s := range l.steps {
 		if s.nodeOptions {
@@ -189,7 +189,7 @@ var editorInputs = map[string]bool{"unity-version": true, "install-root": true, 
 	"diagnostics-path": true, "ci-managed-only": true, "require-healthy-existing": true}
 
 // editorRules is rule 4.
-func (a *analysis) editorRules(l *job, acq, ret *step) {
+func (a *analysis) editorRules(l *job, ret *step) {
 	w := l.wf
 	gates := l.stepsOf(ActEditor)
 	if len(gates) == 0 {
