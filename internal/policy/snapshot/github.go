@@ -211,18 +211,33 @@ func (g *GitHub) Read(ctx context.Context, p string) ([]byte, error) {
 
 // blob fetches a blob raw, bounded, and verifies it against its id.
 func (g *GitHub) blob(ctx context.Context, sha string) ([]byte, error) {
-	gh := g.client.GitHub()
 	u := fmt.Sprintf("repos/%s/%s/git/blobs/%s", url.PathEscape(g.owner), url.PathEscape(g.repo), sha)
+	b, err := GetRaw(ctx, g.client, "GET blob "+sha+" of "+g.owner+"/"+g.repo, u, MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	if BlobID(b) != sha {
+		return nil, ErrIntegrity
+	}
+	return b, nil
+}
+
+// GetRaw GETs an API path (relative to the client's base URL) with
+// Accept: application/vnd.github.raw under ghclient's retry contract and
+// returns at most limit bytes: a longer body is ErrTooLarge, a 404
+// ErrNotFound.
+func GetRaw(ctx context.Context, client *ghclient.Client, opName, apiPath string, limit int) ([]byte, error) {
+	gh := client.GitHub()
 	var w capWriter
-	err := g.client.Do(ctx, ghclient.Op{Name: "GET blob " + sha + " of " + g.owner + "/" + g.repo}, func(ctx context.Context) (*github.Response, error) {
+	err := client.Do(ctx, ghclient.Op{Name: opName}, func(ctx context.Context) (*github.Response, error) {
 		actx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 		defer cancel()
-		req, err := gh.NewRequest(http.MethodGet, u, nil)
+		req, err := gh.NewRequest(http.MethodGet, apiPath, nil)
 		if err != nil {
 			return nil, err
 		}
 		req.Header.Set("Accept", "application/vnd.github.raw")
-		w = capWriter{limit: MaxFileBytes}
+		w = capWriter{limit: limit}
 		return gh.Do(actx, req, &w)
 	})
 	if err != nil {
@@ -230,9 +245,6 @@ func (g *GitHub) blob(ctx context.Context, sha string) ([]byte, error) {
 	}
 	if w.overflow {
 		return nil, ErrTooLarge
-	}
-	if BlobID(w.buf.Bytes()) != sha {
-		return nil, ErrIntegrity
 	}
 	return w.buf.Bytes(), nil
 }

@@ -33,6 +33,7 @@ const (
 	ReasonTooLarge    = "too-large"
 	ReasonTooMany     = "too-many-files"
 	ReasonUnreadable  = "unreadable"
+	ReasonNoAccess    = "not-accessible"
 	ReasonIntegrity   = "blob-integrity"
 	ReasonNotRegular  = "not-a-regular-file"
 	ReasonMovedHead   = "head-moved"
