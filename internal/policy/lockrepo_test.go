@@ -1,8 +1,6 @@
 package policy_test
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,37 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy/snapshot"
 )
-
-// readTree reads every .yml/.yaml under root/.github, keyed by
-// repository-relative path.
-func readTree(t *testing.T, root string) map[string][]byte {
-	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(filepath.Join(root, ".github"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			files[filepath.ToSlash(rel)] = b
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	return files
-}
 
 // TestLockRepositoryAudits is the lock repository's own audit in make
 // test: this repository's workflows and actions pass every check.
 func TestLockRepositoryAudits(t *testing.T) {
 	t.Parallel()
-	files := readTree(t, filepath.Join("..", ".."))
-	require.NotEmpty(t, files)
+	files, err := snapshot.DotGitHub(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	require.Contains(t, files, ".github/workflows/ci.yml")
+	require.Contains(t, files, ".github/actions/acquire-build-lock/action.yml")
 	fs := policy.AuditLockRepository(files, policy.LockRepositoryOptions{LockRepository: lockRepo})
 	for _, f := range fs {
 		t.Errorf("%s:%d: %s %s: %s", f.Path, f.Line, f.Code, f.Detail, f.Hint())

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -104,4 +105,38 @@ func (d Dir) Read(ctx context.Context, p string) ([]byte, error) {
 		return nil, ErrTooLarge
 	}
 	return b, nil
+}
+
+// DotGitHub reads every .yml/.yaml file under root/.github (workflows and
+// action metadata, at any depth), keyed by repository-relative path, for
+// policy.AuditLockRepository. Symlinks are skipped; a file over
+// MaxFileBytes or more than MaxFiles files is an error.
+func DotGitHub(root string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	base := filepath.Join(root, ".github")
+	err := filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() || !de.Type().IsRegular() || !(strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
+			return nil
+		}
+		if len(files) >= MaxFiles {
+			return errTooMany
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		b, err := Dir{Root: root}.Read(context.Background(), filepath.ToSlash(rel))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", rel, err)
+		}
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return files, nil
+	}
+	return files, err
 }
