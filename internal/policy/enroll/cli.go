@@ -313,8 +313,26 @@ func runOnboard(ctx context.Context, args []string, getenv func(string) string, 
 	dispatch := fs.String("allow-workflow-dispatch", "", "true to admit a dispatch-only canary (default $ENROLLMENT_ALLOW_WORKFLOW_DISPATCH, else false)")
 	fs.StringVar(&req.EvidenceURL, "evidence-url", "", "URL of the request run (default $ENROLLMENT_EVIDENCE_URL)")
 	repo := fs.String("lock-repository", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
+	reqFile := fs.String("request", "", "the request workflow's enrollment-request.json (instead of the flags above)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *reqFile != "" {
+		data, err := readFile(*reqFile)
+		if err != nil {
+			return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
+		}
+		r, err := DecodeRequest(data)
+		if err != nil {
+			return err
+		}
+		r.EvidenceURL = req.EvidenceURL
+		req = r
+		if req.AllowWorkflowDispatch {
+			*dispatch = "true"
+		} else {
+			*dispatch = "false"
+		}
 	}
 	fromEnv := func(v *string, name string) {
 		if *v == "" {

@@ -1,9 +1,12 @@
 package enroll
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"sort"
 	"strings"
@@ -34,6 +37,37 @@ type Request struct {
 	AllowWorkflowDispatch bool
 	// EvidenceURL is the request run's URL, kept in the pull request body.
 	EvidenceURL string
+}
+
+// MaxRequestBytes bounds a request file.
+const MaxRequestBytes = 4096
+
+// DecodeRequest reads the request workflow's enrollment-request.json:
+// exactly {"repository", "defaultBranch", "fork", "allowWorkflowDispatch"},
+// nothing else, at most MaxRequestBytes. Its values are validated again by
+// Onboard; a malformed request is refused.
+func DecodeRequest(data []byte) (Request, error) {
+	if len(data) > MaxRequestBytes {
+		return Request{}, fmt.Errorf("%w: the request exceeds %d bytes", ErrRefused, MaxRequestBytes)
+	}
+	var w struct {
+		Repository            *string `json:"repository"`
+		DefaultBranch         *string `json:"defaultBranch"`
+		Fork                  *string `json:"fork"`
+		AllowWorkflowDispatch *bool   `json:"allowWorkflowDispatch"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return Request{}, fmt.Errorf("%w: the request is not valid: %v", ErrRefused, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Request{}, fmt.Errorf("%w: the request holds more than one JSON value", ErrRefused)
+	}
+	if w.Repository == nil || w.DefaultBranch == nil || w.Fork == nil || w.AllowWorkflowDispatch == nil {
+		return Request{}, fmt.Errorf("%w: the request must set repository, defaultBranch, fork and allowWorkflowDispatch", ErrRefused)
+	}
+	return Request{Repository: *w.Repository, DefaultBranch: *w.DefaultBranch, Fork: *w.Fork, AllowWorkflowDispatch: *w.AllowWorkflowDispatch}, nil
 }
 
 // Onboarder opens the registry pull request for one repository.

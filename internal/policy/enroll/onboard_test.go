@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,5 +98,23 @@ func TestOnboardRefusals(t *testing.T) {
 		_, err := w.run(append([]string{"onboard"}, args...)...)
 		assert.Equal(t, 2, enroll.ExitCode(err), "%s: %v", name, err)
 		assert.Zero(t, w.em.Metrics().Writes, "%s: a refusal writes nothing", name)
+	}
+}
+
+func TestOnboardFromRequestFile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, []string{"game", "next"}, "game")
+	w.em.AddRepo(org, "next", 3000, "main")
+	file := filepath.Join(w.dir, "enrollment-request.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"repository":"acme/next","defaultBranch":"main","fork":"false","allowWorkflowDispatch":true}`), 0o600))
+	out, err := w.run("onboard", "--request", file)
+	require.NoError(t, err, out)
+	row, ok := w.branchRegistry(enroll.BranchFor("acme/next")).Lookup("acme/next")
+	require.True(t, ok)
+	assert.True(t, row.AllowWorkflowDispatch)
+	for _, bad := range []string{`{"repository":"acme/next"}`, `{"repository":"acme/next","defaultBranch":"main","fork":"false","allowWorkflowDispatch":true,"x":1}`, `[]`} {
+		require.NoError(t, os.WriteFile(file, []byte(bad), 0o600))
+		_, err := w.run("onboard", "--request", file)
+		assert.Equal(t, 2, enroll.ExitCode(err), bad)
 	}
 }
