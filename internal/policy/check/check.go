@@ -50,7 +50,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 	fs := flag.NewFlagSet("buildlock policy check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of one finding per line")
-	regFile := fs.String("registry", "", "the organization's "+registry.FileName+": check pins against approvedLockShas and apply this repository's row and exceptions (without it pins are checked for shape only)")
+	regFile := fs.String("registry", "", "the organization's "+registry.Path+": check pins against approvedLockShas and apply this repository's row and exceptions (without it pins are checked for shape only)")
 	repo := fs.String("repository", "", "owner/name of the checked repository (its registry row and exceptions)")
 	lockRepo := fs.String("lock-repository", DefaultLockRepository, "owner/name of the lock repository whose actions are lock actions")
 	branch := fs.String("default-branch", policy.DefaultBranch, "the protected branch a licensed push may name (the registry row wins)")

@@ -203,13 +203,13 @@ func ReadRegistry(ctx context.Context, client *ghclient.Client, lockRepository, 
 	if !ok {
 		return nil, fmt.Errorf("%w: lock repository %q is not owner/name", ErrRegistry, lockRepository)
 	}
-	u := fmt.Sprintf("repos/%s/%s/contents/%s", url.PathEscape(owner), url.PathEscape(name), registry.FileName)
+	u := fmt.Sprintf("repos/%s/%s/contents/%s", url.PathEscape(owner), url.PathEscape(name), registry.Path)
 	if ref != "" {
 		u += "?ref=" + url.QueryEscape(ref)
 	}
-	data, err := snapshot.GetRaw(ctx, client, "GET raw contents "+registry.FileName, u, registry.MaxBytes)
+	data, err := snapshot.GetRaw(ctx, client, "GET raw contents "+registry.Path, u, registry.MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %s from %s: %v", ErrRegistry, registry.FileName, lockRepository, err)
+		return nil, fmt.Errorf("%w: read %s from %s: %v", ErrRegistry, registry.Path, lockRepository, err)
 	}
 	reg, err := registry.Decode(data, registry.DecodeOptions{Organization: owner})
 	if err != nil {

@@ -129,7 +129,7 @@ func readerFactory(ctx context.Context, getenv func(string) string, stdout io.Wr
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
 	fs := flag.NewFlagSet("audit-enrollment audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	regFile := fs.String("registry", "", "registry file (default: "+registry.FileName+" on the lock repository's default branch, read through the API)")
+	regFile := fs.String("registry", "", "registry file (default: "+registry.Path+" on the lock repository's default branch, read through the API)")
 	out := fs.String("out", "", "write the audit artifact (JSON) to this file (default stdout)")
 	repo := fs.String("lock-repository", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
 	if err := parse(fs, args); err != nil {
@@ -278,7 +278,7 @@ func runValidate(args []string, getenv func(string) string, stdout, stderr io.Wr
 		}
 		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
 	}
-	file := registry.FileName
+	file := registry.Path
 	switch fs.NArg() {
 	case 0:
 	case 1:

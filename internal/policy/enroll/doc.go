@@ -4,7 +4,7 @@
 //
 // # audit
 //
-// Reads the registry (unity-enrollment-policy.json on the lock
+// Reads the registry (locks/unity-enrollment-policy.json on the lock
 // repository's default branch, through the Contents API with the
 // workflow's GITHUB_TOKEN, or a file), then for each enrolled repository:
 // a reader App installation token scoped to exactly that repository with

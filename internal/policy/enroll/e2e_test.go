@@ -93,7 +93,7 @@ func newWorld(t *testing.T, readable []string, repos ...string) *world {
 	em := emulator.New(emulator.Options{Clock: clk, Seed: 7, ServerURL: "https://github.com"})
 	em.AddOwner(org, 1000, true)
 	em.AddRepo(org, lockName, 1001, "main")
-	_, err := em.PutFile(org, lockName, "main", registry.FileName, []byte(registryDoc(repos...)))
+	_, err := em.PutFile(org, lockName, "main", registry.Path, []byte(registryDoc(repos...)))
 	require.NoError(t, err)
 	for i, r := range repos {
 		em.AddRepo(org, r, int64(2000+i), "main")
@@ -325,7 +325,7 @@ func TestSyncRefusals(t *testing.T) {
 func TestAuditRegistryErrors(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil, "game")
-	w.put(lockName, registry.FileName, `{"schemaVersion": 1}`)
+	w.put(lockName, registry.Path, `{"schemaVersion": 1}`)
 	_, err := w.run("audit")
 	assert.Equal(t, 2, enroll.ExitCode(err), "%v", err)
 	bad := filepath.Join(w.dir, "bad.json")

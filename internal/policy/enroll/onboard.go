@@ -239,22 +239,22 @@ func (o *Onboarder) createBranch(ctx context.Context, owner, name, branch, base 
 func (o *Onboarder) putRegistry(ctx context.Context, owner, name, branch string, data []byte, repo string) error {
 	gh := o.Lock.GitHub()
 	var cur *github.RepositoryContent
-	err := o.Lock.Do(ctx, ghclient.Op{Name: "GET contents " + registry.FileName}, func(ctx context.Context) (*github.Response, error) {
-		got, _, resp, err := gh.Repositories.GetContents(ctx, owner, name, registry.FileName, &github.RepositoryContentGetOptions{Ref: branch})
+	err := o.Lock.Do(ctx, ghclient.Op{Name: "GET contents " + registry.Path}, func(ctx context.Context) (*github.Response, error) {
+		got, _, resp, err := gh.Repositories.GetContents(ctx, owner, name, registry.Path, &github.RepositoryContentGetOptions{Ref: branch})
 		cur = got
 		return resp, err
 	})
 	if err != nil {
-		return fmt.Errorf("read %s on %s: %w", registry.FileName, branch, err)
+		return fmt.Errorf("read %s on %s: %w", registry.Path, branch, err)
 	}
 	opts := &github.RepositoryContentFileOptions{Message: github.String("enrollment: register " + repo), Content: data,
 		SHA: github.String(cur.GetSHA()), Branch: github.String(branch)}
-	err = o.Lock.Do(ctx, ghclient.Op{Name: "PUT contents " + registry.FileName, Mutation: true}, func(ctx context.Context) (*github.Response, error) {
-		_, resp, err := gh.Repositories.UpdateFile(ctx, owner, name, registry.FileName, opts)
+	err = o.Lock.Do(ctx, ghclient.Op{Name: "PUT contents " + registry.Path, Mutation: true}, func(ctx context.Context) (*github.Response, error) {
+		_, resp, err := gh.Repositories.UpdateFile(ctx, owner, name, registry.Path, opts)
 		return resp, err
 	})
 	if err != nil {
-		return fmt.Errorf("write %s on %s: %w", registry.FileName, branch, err)
+		return fmt.Errorf("write %s on %s: %w", registry.Path, branch, err)
 	}
 	return nil
 }
@@ -289,7 +289,7 @@ var Checklist = []string{
 func PullRequestBody(o *Onboarded, req Request, lockRepository string) string {
 	esc := lockview.EscapeMarkdown
 	var b strings.Builder
-	fmt.Fprintf(&b, "Registers `%s` in `%s` (the organization Unity enrollment registry).\n\n", esc(o.Row.Repository), registry.FileName)
+	fmt.Fprintf(&b, "Registers `%s` in `%s` (the organization Unity enrollment registry).\n\n", esc(o.Row.Repository), registry.Path)
 	b.WriteString("| Fact (as GitHub reports it) | Value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| Repository | `%s` |\n| Default branch | `%s` |\n| Fork | `%t` |\n| Default-branch head | `%s` |\n| workflow_dispatch allowed | `%t` |\n",
 		esc(o.Row.Repository), esc(o.Row.DefaultBranch), o.Row.Fork, o.Head, o.Row.AllowWorkflowDispatch)

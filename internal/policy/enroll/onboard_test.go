@@ -22,7 +22,7 @@ import (
 func (w *world) branchRegistry(branch string) *registry.Registry {
 	w.t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet,
-		"https://api.emulator.test/repos/"+lockRepo+"/contents/"+registry.FileName+"?ref="+branch, nil)
+		"https://api.emulator.test/repos/"+lockRepo+"/contents/"+registry.Path+"?ref="+branch, nil)
 	require.NoError(w.t, err)
 	req.Header.Set("Authorization", "Bearer "+wfToken)
 	resp, err := w.em.Transport().RoundTrip(req)

@@ -1,5 +1,5 @@
 // Package registry is the codec of the organization's enrollment registry,
-// unity-enrollment-policy.json in the lock repository: which repositories
+// locks/unity-enrollment-policy.json in the lock repository ([Path]): which repositories
 // are enrolled, which lock-action commits consumers may pin, and the owned,
 // expiring exceptions for synthetic or disabled Unity-shaped workflows
 // (enrollment contract "Registry"; docs/enrollment.md).

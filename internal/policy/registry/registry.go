@@ -15,8 +15,10 @@ import (
 
 // Bounds and names of the registry (enrollment contract "Registry").
 const (
-	// FileName is the registry's path in the lock repository.
-	FileName = "unity-enrollment-policy.json"
+	// Path is the registry's path in the lock repository (on its default
+	// branch, reviewed like code; locks/ because the design card fixes the
+	// repository's top level).
+	Path = "locks/unity-enrollment-policy.json"
 	// MaxBytes is the largest registry accepted (64 KiB).
 	MaxBytes = 65536
 	// SchemaVersion is the only schema this codec reads and writes.

@@ -1,6 +1,8 @@
 package registry_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +169,17 @@ func FuzzDecode(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, reg, back)
 	})
+}
+
+// TestCommittedExampleIsCanonical: locks/unity-enrollment-policy.example.json
+// decodes and is exactly what Encode writes (what onboarding commits).
+func TestCommittedExampleIsCanonical(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "locks", "unity-enrollment-policy.example.json"))
+	require.NoError(t, err)
+	reg, err := registry.Decode(data, registry.DecodeOptions{Organization: "Ambiguous-Interactive"})
+	require.NoError(t, err)
+	out, err := registry.Encode(reg, registry.DecodeOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(out))
 }
