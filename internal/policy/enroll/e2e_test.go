@@ -45,7 +45,7 @@ var (
 	readerKey *rsa.PrivateKey
 )
 
-func key(t *testing.T) *rsa.PrivateKey {
+func key(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	keyOnce.Do(func() {
 		var err error
@@ -67,7 +67,7 @@ func consumer(t *testing.T) string {
 }
 
 type world struct {
-	t    *testing.T
+	t    testing.TB
 	em   *emulator.Emulator
 	clk  *clock.Fake
 	env  map[string]string
@@ -87,7 +87,7 @@ func registryDoc(repos ...string) string {
 	return string(data)
 }
 
-func newWorld(t *testing.T, readable []string, repos ...string) *world {
+func newWorld(t testing.TB, readable []string, repos ...string) *world {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 6, 1, 8, 23, 0, 0, time.UTC))
 	em := emulator.New(emulator.Options{Clock: clk, Seed: 7, ServerURL: "https://github.com"})
