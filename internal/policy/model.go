@@ -395,22 +395,7 @@ func (a *analysis) classifyStep(j *job, s *step) {
 			s.lock = "?" // a lock-repository reference to something that is not a lock action
 		}
 	}
-	for name, v := range s.env {
-		if credNameRE.MatchString(name) || credentialRef(v) {
-			s.credential = true
-		}
-		if name == "NODE_OPTIONS" {
-			s.nodeOptions = true
-		}
-		if provisionKnobRE.MatchString(name) {
-			s.provisionKnob = true
-		}
-	}
-	for _, v := range s.with {
-		if credentialRef(v) {
-			s.credential = true
-		}
-	}
+	s.inputFacts(s.env, s.with)
 	a.scriptFacts(s, s.run)
 	if s.uses != nil {
 		switch {
@@ -427,6 +412,28 @@ func (a *analysis) classifyStep(j *job, s *step) {
 	}
 }
 
+// inputFacts merges what an env: and a with: mapping (of the step or of a
+// step inside its composite action) give the step.
+func (s *step) inputFacts(env, with map[string]string) {
+	for name, v := range env {
+		if credNameRE.MatchString(name) || credentialRef(v) {
+			s.credential = true
+		}
+		if name == "NODE_OPTIONS" {
+			s.nodeOptions = true
+		}
+		if provisionKnobRE.MatchString(name) {
+			s.provisionKnob = true
+		}
+	}
+	for _, v := range with {
+		if credentialRef(v) {
+			s.credential = true
+		}
+	}
+}
+
+// scriptFacts merges what a run: script gives the step.
 func (a *analysis) scriptFacts(s *step, run string) {
 	if run == "" {
 		return
@@ -471,22 +478,7 @@ func (a *analysis) expandLocal(j *job, s *step, dir, from string, line int, seen
 		a.checkPin(&u, false, act.path, "", act.line)
 	}
 	for _, cs := range act.steps {
-		for name, v := range cs.env {
-			if credNameRE.MatchString(name) || credentialRef(v) {
-				s.credential = true
-			}
-			if name == "NODE_OPTIONS" {
-				s.nodeOptions = true
-			}
-			if provisionKnobRE.MatchString(name) {
-				s.provisionKnob = true
-			}
-		}
-		for _, v := range cs.with {
-			if credentialRef(v) {
-				s.credential = true
-			}
-		}
+		s.inputFacts(cs.env, cs.with)
 		a.scriptFacts(s, cs.run)
 		if cs.uses == nil {
 			continue

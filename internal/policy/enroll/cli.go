@@ -104,6 +104,19 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// lockEnv reads the workflow environment and the lock repository
+// (--lock-repository, default GITHUB_REPOSITORY).
+func lockEnv(getenv func(string) string, repo string) (env monitor.Env, owner, name, lockRepository string, err error) {
+	if env, err = monitor.ReadEnv(getenv); err != nil {
+		return env, "", "", "", err
+	}
+	if repo == "" {
+		repo = env.Repository
+	}
+	owner, name, err = monitor.SplitRepository(repo)
+	return env, owner, name, repo, err
+}
+
 // readerFactory returns the reader App's per-repository clients: each
 // token is scoped to exactly one enrolled repository with contents: read.
 func readerFactory(ctx context.Context, getenv func(string) string, stdout io.Writer, env monitor.Env, org string, deps monitor.Deps) (ClientFor, error) {
@@ -135,17 +148,11 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	env, err := monitor.ReadEnv(getenv)
+	env, owner, _, lockRepository, err := lockEnv(getenv, *repo)
 	if err != nil {
 		return err
 	}
-	if *repo == "" {
-		*repo = env.Repository
-	}
-	owner, _, err := monitor.SplitRepository(*repo)
-	if err != nil {
-		return err
-	}
+	*repo = lockRepository
 	ctx, cancel := context.WithTimeout(ctx, DefaultOverallTimeout)
 	defer cancel()
 	a := actionio.New(getenv, stdout)
@@ -215,17 +222,11 @@ func runSync(ctx context.Context, args []string, getenv func(string) string, std
 	if *artifactURL == "" {
 		*artifactURL = strings.TrimSpace(getenv("ENROLLMENT_ARTIFACT_URL"))
 	}
-	env, err := monitor.ReadEnv(getenv)
+	env, owner, name, lockRepository, err := lockEnv(getenv, *repo)
 	if err != nil {
 		return err
 	}
-	if *repo == "" {
-		*repo = env.Repository
-	}
-	owner, name, err := monitor.SplitRepository(*repo)
-	if err != nil {
-		return err
-	}
+	*repo = lockRepository
 	data, err := readFile(*auditFile)
 	if err != nil {
 		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
@@ -354,17 +355,11 @@ func runOnboard(ctx context.Context, args []string, getenv func(string) string, 
 	if req.Repository == "" {
 		return fmt.Errorf("%w: --repository is required", monitor.ErrUsage)
 	}
-	env, err := monitor.ReadEnv(getenv)
+	env, owner, _, lockRepository, err := lockEnv(getenv, *repo)
 	if err != nil {
 		return err
 	}
-	if *repo == "" {
-		*repo = env.Repository
-	}
-	owner, _, err := monitor.SplitRepository(*repo)
-	if err != nil {
-		return err
-	}
+	*repo = lockRepository
 	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
 	defer cancel()
 	a := actionio.New(getenv, stdout)
