@@ -67,7 +67,7 @@ func TestEnrollmentWorkflows(t *testing.T) {
 	assert.Equal(t, "audit", audit.Jobs["sync"].Needs)
 	var auditRun, syncRun string
 	for _, s := range audit.Jobs["audit"].Steps {
-		if strings.Contains(s.Run, "audit-enrollment audit") {
+		if strings.Contains(s.Run, " audit --out ") {
 			auditRun = s.Run
 			assert.Equal(t, "${{ secrets.BUILD_LOCK_READER_APP_PRIVATE_KEY }}", s.Env["BUILD_LOCK_READER_APP_PRIVATE_KEY"])
 		}
@@ -83,7 +83,8 @@ func TestEnrollmentWorkflows(t *testing.T) {
 			syncRun = s.Run
 		}
 	}
-	assert.Contains(t, auditRun, "go run ./cmd/audit-enrollment audit --out enrollment-audit.json")
+	assert.Contains(t, auditRun, `"$RUNNER_TEMP/audit-enrollment" audit --out enrollment-audit.json`)
+	assert.Contains(t, auditRun, `if [ "$rc" -gt 1 ]; then exit "$rc"; fi`, "findings and incomplete audits go on to the sync; usage and registry errors stop")
 	assert.Equal(t, "go run ./cmd/audit-enrollment sync-issue --audit enrollment-audit.json", syncRun)
 	for _, j := range launcher.Jobs {
 		for _, s := range j.Steps {
