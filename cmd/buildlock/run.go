@@ -19,6 +19,7 @@ commands:
   emulator   serve the GitHub emulator over HTTP and print its connection details as one JSON line
   status     show holders, queue, reservations and the incident of one lock (table|json|markdown)
   doctor     check a lock repository's installation: Apps, permissions, branches, configs, reaper
+  policy     policy check [path]: the organization's workflow policy on a local checkout (docs/enrollment.md)
   version    print the version
 
 Run "buildlock <command> -h" for a command's flags.
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runStatus(ctx, args[1:], stdout, stderr)
 	case "doctor":
 		err = runDoctor(ctx, args[1:], stdout, stderr)
+	case "policy":
+		err = runPolicy(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "buildlock", version)
 	case "help", "-h", "--help":

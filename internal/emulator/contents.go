@@ -285,7 +285,7 @@ func (c *reqCtx) repoJSON(r *repo) map[string]any {
 		"id": r.ID, "node_id": nodeID("Repository", r.fullName()), "name": r.Name, "full_name": r.fullName(),
 		"private": r.Private, "visibility": "private", "owner": c.ownerJSON(r.owner),
 		"html_url": c.web("/%s", r.fullName()), "url": c.api("/repos/%s", r.fullName()),
-		"default_branch": r.DefaultBranch, "fork": false, "archived": false, "disabled": false,
+		"default_branch": r.DefaultBranch, "fork": r.Fork, "archived": false, "disabled": false,
 	}
 }
 

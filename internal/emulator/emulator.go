@@ -52,6 +52,9 @@ type Options struct {
 	// LogLimit bounds the request log kept in Metrics (default 100000; the
 	// oldest records are dropped first).
 	LogLimit int
+	// TreeEntryLimit bounds a recursive Git tree listing before it is
+	// truncated (default DefaultTreeEntryLimit, GitHub's 100,000).
+	TreeEntryLimit int
 }
 
 // Emulator is a stateful GitHub REST emulator. It is safe for concurrent use.
@@ -99,6 +102,7 @@ type repo struct {
 	ID            int64
 	DefaultBranch string
 	Private       bool
+	Fork          bool
 	branches      map[string]string // branch → head commit sha
 	commits       map[string]*commit
 	blobs         map[string][]byte

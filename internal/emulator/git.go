@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 )
@@ -32,23 +31,9 @@ type commit struct {
 	Writer  string
 }
 
-// treeSHA derives a tree id from the snapshot. It is a real git tree object
-// id only for flat trees; any deterministic scheme is sufficient here.
-func treeSHA(files map[string]string) string {
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	for _, p := range paths {
-		raw, _ := hex.DecodeString(files[p])
-		fmt.Fprintf(&b, "100644 %s\x00%s", p, raw)
-	}
-	h := sha1.New() //nolint:gosec // git object ids are SHA-1 by definition
-	fmt.Fprintf(h, "tree %d\x00%s", b.Len(), b.String())
-	return hex.EncodeToString(h.Sum(nil))
-}
+// treeSHA is the snapshot's root git tree id (real git tree objects,
+// nested directories included; gittrees.go).
+func treeSHA(files map[string]string) string { return gitTreeRoot(files) }
 
 // newCommitLocked creates and stores a commit object in the git commit
 // format (tree, parent, author, committer, message) and returns it.

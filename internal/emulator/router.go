@@ -41,6 +41,8 @@ var routes = buildRoutes([]route{
 	{method: "PATCH", pattern: "/repos/{owner}/{repo}/git/refs/{ref...}", h: hUpdateRef},
 	{method: "DELETE", pattern: "/repos/{owner}/{repo}/git/refs/{ref...}", h: hDeleteRef},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/git/commits/{sha}", h: hGetCommit},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/git/trees/{tree_sha...}", h: hGetTree},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/git/blobs/{file_sha}", h: hGetBlob},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/branches/{branch...}", h: hGetBranch},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents", h: hGetContents},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents/{path...}", h: hGetContents},
@@ -56,6 +58,8 @@ var routes = buildRoutes([]route{
 	{method: "GET", pattern: "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs", h: hListWorkflowRuns},
 
 	{method: "GET", pattern: "/repos/{owner}/{repo}/pulls/{pull_number}", h: hGetPull},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/pulls", h: hListPulls},
+	{method: "POST", pattern: "/repos/{owner}/{repo}/pulls", h: hCreatePull},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/issues", h: hListIssues},
 	{method: "POST", pattern: "/repos/{owner}/{repo}/issues", h: hCreateIssue},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/issues/{issue_number}", h: hGetIssue},

@@ -225,7 +225,7 @@ var Expectations = [][2]string{
 	{"SELFTEST_PRHEAD_IS_CURRENT", "true"},
 	{"SELFTEST_ACQUIRE_ACQUIRED", "true"},
 	{"SELFTEST_ACQUIRE_ADMISSION_RESULT", "acquired"},
-	{"SELFTEST_ACQUIRE_FENCING_TOKEN", ""},
+	{"SELFTEST_ACQUIRE_FENCING", ""},
 	{"SELFTEST_RELEASE_RELEASED", "true"},
 	{"SELFTEST_REAP_OUTCOME", "success"},
 	// recover of a reservation that does not exist must be refused.

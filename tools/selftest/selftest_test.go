@@ -42,10 +42,10 @@ func TestCheckRequiresWhatTheActionsMustHaveDone(t *testing.T) {
 	assert.Contains(t, out.String(), "3 state versions")
 
 	env["SELFTEST_RECOVER_OUTCOME"] = "success"
-	env["SELFTEST_ACQUIRE_FENCING_TOKEN"] = ""
+	env["SELFTEST_ACQUIRE_FENCING"] = ""
 	err = check(getenv, &out, srv.Client())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `SELFTEST_RECOVER_OUTCOME is "success", want failure`)
-	assert.Contains(t, err.Error(), `SELFTEST_ACQUIRE_FENCING_TOKEN is "", want a value`)
+	assert.Contains(t, err.Error(), `SELFTEST_ACQUIRE_FENCING is "", want a value`)
 	assert.Error(t, run([]string{"nope"}, getenv, &out))
 }
