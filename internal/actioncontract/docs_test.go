@@ -27,7 +27,7 @@ const (
 
 var (
 	genBeginRE = regexp.MustCompile(`<!-- BEGIN GENERATED: ([a-z0-9-]+) [^\n]*-->`)
-	launchRE   = regexp.MustCompile(`launch\.sh" ([a-z][a-z0-9-]*)`)
+	launchRE   = regexp.MustCompile(`launch\.sh" ([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)?)`)
 	inputRefRE = regexp.MustCompile(`^\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}$`)
 )
 

@@ -3,6 +3,7 @@ package fakeeditor
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ type Runner struct {
 	Env        map[string]string
 	dir        string
 	step       int
+	read       map[string]bool
 }
 
 // NewRunner returns a runner of run 4242 attempt 1.
@@ -77,11 +79,30 @@ func (r *Runner) Input(name, value string) {
 	r.Env[n[len(n)-1]] = value
 }
 
-// Getenv reads the runner environment.
+// Getenv reads the runner environment, recording every input looked up.
 func (r *Runner) Getenv(k string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if name, ok := strings.CutPrefix(k, "INPUT_"); ok {
+		if r.read == nil {
+			r.read = map[string]bool{}
+		}
+		r.read[strings.ToLower(strings.ReplaceAll(name, "_", "-"))] = true
+	}
 	return r.Env[k]
+}
+
+// InputsRead returns, sorted, the names of the inputs the code under test
+// looked up (in either spelling) since the runner was made.
+func (r *Runner) InputsRead() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.read))
+	for k := range r.read {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Outputs reads the current step's outputs as a later step would.

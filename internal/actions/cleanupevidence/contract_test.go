@@ -1,0 +1,25 @@
+package cleanupevidence_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
+)
+
+// TestBinaryMatchesItsActionContract: a full run reads exactly the inputs
+// action.yml declares and writes exactly its outputs.
+func TestBinaryMatchesItsActionContract(t *testing.T) {
+	t.Parallel()
+	reg := actioncontract.Registry["classify-unity-cleanup-evidence"]
+	assert.Equal(t, "classify", reg.Binary)
+	assert.Equal(t, "cleanup-evidence", reg.Mode)
+	f := newFixture(t, positive, "0")
+	require.NoError(t, f.run())
+	assert.Equal(t, slices.Sorted(slices.Values(reg.Inputs)), f.r.InputsRead())
+	assert.Equal(t, slices.Sorted(slices.Values(reg.Outputs)), slices.Sorted(maps.Keys(f.r.Outputs())))
+}
