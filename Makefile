@@ -58,7 +58,7 @@ clean:
 
 # ---- packaging (docs/packaging.md); not part of `make test` -------------------
 DIST      ?= dist
-DIST_CMDS ?= acquire release require-current-pr-head reap recover
+DIST_CMDS ?= acquire release require-current-pr-head reap recover return-license require-confirmed-unity-cleanup ensure-unity-editor
 
 .PHONY: dist dist-verify source-digest
 
