@@ -68,6 +68,7 @@ type RefusalError struct {
 	Message string
 }
 
+// Error implements error.
 func (e *RefusalError) Error() string { return e.Code + ": " + e.Message }
 
 // Run is the return-unity-license action.

@@ -15,6 +15,7 @@ type PayloadError struct {
 	Rule string
 }
 
+// Error implements error.
 func (e *PayloadError) Error() string {
 	return fmt.Sprintf("required-editor-payload-relative-path line %d: %s", e.Line, e.Rule)
 }

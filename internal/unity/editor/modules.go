@@ -161,6 +161,7 @@ type MissingGroupError struct {
 	Missing string
 }
 
+// Error implements error.
 func (e *MissingGroupError) Error() string {
 	return "provisioning profile " + string(e.Profile) + " needs module group " + e.Group + ": missing " + e.Missing + " under " + PlaybackEngines
 }

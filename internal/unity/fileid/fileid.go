@@ -49,6 +49,7 @@ type Error struct {
 	Code, Path, Detail string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%s)", e.Code, e.Detail, e.Path)
 }

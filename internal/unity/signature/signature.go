@@ -70,6 +70,7 @@ type Error struct {
 	Detail string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Code != 0 {
 		return fmt.Sprintf("editor signature refused (%s, reference code %d): %s", e.Reason, e.Code, e.Detail)
