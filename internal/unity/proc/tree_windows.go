@@ -42,6 +42,9 @@ func (t *tree) prepare(cmd *exec.Cmd) {
 }
 
 // started assigns the suspended child to the job, then resumes its threads.
+// The runner may itself run the step inside a job; since Windows 8 jobs
+// nest, so the assignment still succeeds
+// (https://learn.microsoft.com/windows/win32/procthread/nested-jobs).
 func (t *tree) started(p *os.Process) error {
 	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(p.Pid))
 	if err != nil {
@@ -56,7 +59,8 @@ func (t *tree) started(p *os.Process) error {
 
 // resumeThreads resumes every thread of pid (a process created with
 // CREATE_SUSPENDED has exactly one). os/exec does not expose the thread
-// handle CreateProcess returned, so the threads are found by a snapshot.
+// handle CreateProcess returned (https://github.com/golang/go/issues/32404),
+// so the threads are found by a Tool Help snapshot.
 func resumeThreads(pid uint32) error {
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPTHREAD, 0)
 	if err != nil {
