@@ -84,12 +84,8 @@ func TestDeclaredInterfaceMatchesRegistry(t *testing.T) {
 // launchLine is the exact run: of every composite action. It uses the
 // GITHUB_ACTION_PATH environment variable rather than ${{ github.action_path }}
 // so that run: contains no expression at all.
-func launchLine(binary, mode string) string {
-	line := `exec bash "$GITHUB_ACTION_PATH/../../../tools/launcher/launch.sh" ` + binary
-	if mode != "" {
-		line += " " + mode
-	}
-	return line
+func launchLine(binary string, args ...string) string {
+	return strings.Join(append([]string{`exec bash "$GITHUB_ACTION_PATH/../../../tools/launcher/launch.sh"`, binary}, args...), " ")
 }
 
 func TestCompositeActionsMapEveryInputAndOutput(t *testing.T) {
@@ -106,7 +102,7 @@ func TestCompositeActionsMapEveryInputAndOutput(t *testing.T) {
 			step := m.Runs.Steps[0]
 			assert.Equal(t, "run", step.ID)
 			assert.Equal(t, "bash", step.Shell)
-			assert.Equal(t, launchLine(reg.Binary, reg.Mode), strings.TrimSpace(step.Run))
+			assert.Equal(t, launchLine(reg.Binary, reg.Args...), strings.TrimSpace(step.Run))
 
 			wantEnv := map[string]string{
 				"BUILD_LOCK_ACTION_REPOSITORY": "${{ github.action_repository }}",
@@ -134,7 +130,8 @@ func TestNoExpressionsInRunScripts(t *testing.T) {
 	}
 }
 
-// launcherRun: the binary, optionally followed by its mode.
+// launcherRun: the launcher, the binary, and optionally one mode argument
+// of the same grammar (cmd/classify <mode>).
 var launcherRun = regexp.MustCompile(`tools/launcher/launch\.sh"? [a-z][a-z0-9-]*( [a-z][a-z0-9-]*)?$`)
 
 func TestEveryRunStepUsesTheLauncher(t *testing.T) {

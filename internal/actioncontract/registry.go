@@ -49,7 +49,7 @@ var Registry = map[string]Action{
 	},
 	"classify-unity-cleanup-evidence": {
 		Binary:  "classify",
-		Mode:    "cleanup-evidence",
+		Args:    []string{"cleanup-evidence"},
 		Inputs:  []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest", "supplemental-evidence-paths"},
 		Outputs: []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "classification-complete", "evidence-digest"},
 	},
@@ -77,10 +77,9 @@ var Registry = map[string]Action{
 type Action struct {
 	// Binary is the cmd/<Binary> program the launcher runs for the action.
 	Binary string
-	// Mode is the first argument the launcher passes when Binary serves
-	// several actions (cmd/classify), "" otherwise: the run line is
-	// launch.sh <Binary> <Mode>.
-	Mode string
+	// Args are the arguments the action passes after the binary name (the
+	// mode of a multi-mode binary such as cmd/classify); usually none.
+	Args []string
 	// Node is true for the one node24 action (it needs post:); all others
 	// are composite.
 	Node bool

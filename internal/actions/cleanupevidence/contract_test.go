@@ -17,7 +17,7 @@ func TestBinaryMatchesItsActionContract(t *testing.T) {
 	t.Parallel()
 	reg := actioncontract.Registry["classify-unity-cleanup-evidence"]
 	assert.Equal(t, "classify", reg.Binary)
-	assert.Equal(t, "cleanup-evidence", reg.Mode)
+	assert.Equal(t, []string{"cleanup-evidence"}, reg.Args)
 	f := newFixture(t, positive, "0")
 	require.NoError(t, f.run())
 	assert.Equal(t, slices.Sorted(slices.Values(reg.Inputs)), f.r.InputsRead())
