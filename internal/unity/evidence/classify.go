@@ -126,18 +126,18 @@ func unknown(r Rule, reason string) Verdict {
 func Classify(in Input) Verdict {
 	all := strings.Join(append([]string{in.ReturnLog}, in.Supplemental...), "\n")
 	switch {
-	case marker20111.MatchString(all):
+	case hasMarker(all, "20111", marker20111):
 		return Verdict{Report: lockstate.Report{Status: lockstate.StatusUnknown, Health: lockstate.HealthBlocked, Reason: ReasonAccountLimit},
 			Rule: Rule{1, ruleNameAccountLimit}}
 	case !in.CaptureComplete:
 		return unknown(Rule{2, ruleNameCaptureIncomplete}, ReasonReturnLogTruncated)
-	case marker400006.MatchString(all):
+	case hasMarker(all, "400006", marker400006):
 		return unknown(Rule{3, ruleNameReturn400006}, ReasonReturn400006)
 	case in.Completed && slices.Contains(TerminatedExitCodes, in.ExitCode):
 		return unknown(Rule{4, ruleNameTerminated}, ReasonReturnTerminated)
 	case in.Completed && in.ExitCode == TimeoutExitCode:
 		return unknown(Rule{5, ruleNameTimeout}, ReasonReturnTimeout)
-	case marker20113.MatchString(all):
+	case hasMarker(all, "20113", marker20113):
 		return unknown(Rule{6, ruleName20113}, Reason20113Unclassified)
 	}
 	var entitlement, ulfReturned, ulfSkipped bool
@@ -146,6 +146,8 @@ func Classify(in Input) Verdict {
 		switch {
 		case line == entitlementLine || line == entitlementLineModule:
 			entitlement = true
+		case !strings.Contains(line, "ULF"):
+			// Both ULF patterns contain the literal; most lines do not.
 		case ulfSkippedRE.MatchString(line):
 			ulfSkipped = true
 		case ulfReturnedRE.MatchString(line):
@@ -160,6 +162,12 @@ func Classify(in Input) Verdict {
 			Rule: Rule{8, ruleNameConfirmed}}
 	}
 	return unknown(Rule{9, ruleNameMissingPositive}, ReasonMissingPositiveEvidence)
+}
+
+// hasMarker reports whether re matches text; re requires literal, so a
+// text without it is decided by a fast substring search (logs reach 25 MiB).
+func hasMarker(text, literal string, re *regexp.Regexp) bool {
+	return strings.Contains(text, literal) && re.MatchString(text)
 }
 
 // jsTrim trims what ECMAScript's String.prototype.trim trims (WhiteSpace and
