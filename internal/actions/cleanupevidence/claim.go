@@ -100,7 +100,7 @@ func claim(a *actionio.IO, logPath string) (*claimed, error) {
 
 // readLog reads the claimed return log with the bounds and identity checks.
 func (c *claimed) readLog() ([]byte, string, error) {
-	b, err := readBounded(c.log, c.logID, evidence.MaxFileBytes)
+	b, err := readBounded(c.log, c.logID, evidence.MaxFileBytes, fileid.OpenFile)
 	if err != nil {
 		return nil, "", fmt.Errorf("return log is unreadable: %w", err)
 	}
@@ -111,11 +111,11 @@ func (c *claimed) readLog() ([]byte, string, error) {
 	return b, text, nil
 }
 
-// readBounded opens path without following links, checks it is the object
+// readBounded opens path with open (no link followed), checks it is the object
 // want describes, unchanged, and at most limit bytes, reads it, and checks
 // it did not change while being read.
-func readBounded(path string, want fileid.Identity, limit int64) ([]byte, error) {
-	f, err := fileid.OpenFile(path)
+func readBounded(path string, want fileid.Identity, limit int64, open func(string) (*os.File, error)) ([]byte, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

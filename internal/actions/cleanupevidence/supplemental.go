@@ -130,7 +130,9 @@ func (c *collector) file(p string, id fileid.Identity) {
 		c.fail(fmt.Sprintf("supplemental file %s is over the 25 MiB per-file or total bound", p))
 		return
 	}
-	b, err := readBounded(p, id, evidence.MaxFileBytes)
+	// Shared: a supplemental log may still be held open by its writer
+	// (Windows share modes); the identity re-check notices a change.
+	b, err := readBounded(p, id, evidence.MaxFileBytes, fileid.OpenFileShared)
 	if err != nil {
 		c.fail(fmt.Sprintf("supplemental file %s: %v", p, err))
 		return

@@ -67,6 +67,10 @@ func OpenFile(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenFileShared is OpenFile; Unix has no share modes (on Windows it
+// tolerates a concurrent writer).
+func OpenFileShared(path string) (*os.File, error) { return OpenFile(path) }
+
 func openDir(dir string) (int, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

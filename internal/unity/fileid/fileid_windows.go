@@ -79,7 +79,18 @@ func Stat(f *os.File) (Identity, error) { return info(windows.Handle(f.Fd()), f.
 // write, rename or delete it (this is how the editor stays pinned between
 // its signature check and its start).
 func OpenFile(path string) (*os.File, error) {
-	h, err := open(path, windows.GENERIC_READ, windows.FILE_SHARE_READ)
+	return openRegular(path, windows.FILE_SHARE_READ)
+}
+
+// OpenFileShared is OpenFile for a file another process may still be
+// writing (a supplemental Unity log): writers and deleters are tolerated,
+// and the caller's identity re-check after the read notices a change.
+func OpenFileShared(path string) (*os.File, error) {
+	return openRegular(path, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE)
+}
+
+func openRegular(path string, share uint32) (*os.File, error) {
+	h, err := open(path, windows.GENERIC_READ, share)
 	if err != nil {
 		return nil, err
 	}
