@@ -1,14 +1,17 @@
 package fakeeditor
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 )
 
@@ -146,4 +149,21 @@ func (r *Runner) Summary() string {
 		r.T.Fatal(err)
 	}
 	return string(b)
+}
+
+// AssertContract checks that the step just run read exactly the inputs and
+// wrote exactly the outputs the action's Registry entry (its action.yml)
+// declares: the binary and its metadata cannot drift apart.
+func (r *Runner) AssertContract(t testing.TB, action string) {
+	t.Helper()
+	reg, ok := actioncontract.Registry[action]
+	if !ok {
+		t.Fatalf("no Registry entry for %s", action)
+	}
+	if got, want := r.InputsRead(), slices.Sorted(slices.Values(reg.Inputs)); !slices.Equal(got, want) {
+		t.Errorf("%s read inputs %v, its action.yml declares %v", action, got, want)
+	}
+	if got, want := slices.Sorted(maps.Keys(r.Outputs())), slices.Sorted(slices.Values(reg.Outputs)); !slices.Equal(got, want) {
+		t.Errorf("%s wrote outputs %v, its action.yml declares %v", action, got, want)
+	}
 }

@@ -23,7 +23,8 @@
 // parses and verifies the PE signature in pure Go: the image digest
 // (computed here, debug/pe locating the excluded fields) and the signer's
 // signature (github.com/sassoftware/relic/v8/lib/pkcs7), no chain. That is
-// how the rules are tested on Linux against binaries signed by osslsigncode.
+// how the rules are tested on Linux against binaries signed by osslsigncode
+// (and by an in-test Go signer that osslsigncode verifies).
 // relic's higher-level authenticode package is not used: it does not build
 // for windows/arm64.
 // WinVerifyTrust and codesign are never run in CI; docs/actions.md lists
