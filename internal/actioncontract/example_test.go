@@ -127,58 +127,10 @@ func TestReadmeShowsTheConsumerWorkflowExample(t *testing.T) {
 	}
 }
 
-// pendingActions are the actions the example uses that land with issue 12
-// (the runner half of the Unity lifecycle), with their interface from
-// reference-behavior.md §1.9-1.11 and §1.14: required inputs, optional
-// inputs, outputs. Once an action exists under .github/actions, its own
-// action.yml is checked instead and the entry here is unused (delete it).
-var pendingActions = map[string]struct{ required, optional, outputs []string }{
-	"return-unity-license": {
-		required: []string{"unity-version", "tool-cache", "unity-email", "unity-password"},
-		optional: []string{"evidence-suffix", "editor-layout"},
-		outputs:  []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"},
-	},
-	"classify-unity-cleanup-evidence": {
-		required: []string{"return-log-path", "return-command-completed", "evidence-capture-complete"},
-		optional: []string{"return-exit-code", "return-log-digest", "supplemental-evidence-paths"},
-		outputs:  []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "classification-complete", "evidence-digest"},
-	},
-	"require-confirmed-unity-cleanup": {
-		required: []string{"acquired", "classification-complete", "cleanup-status", "cleanup-health", "cleanup-reason", "release-outcome", "cleanup-result", "released", "release-health", "release-reason"},
-		optional: []string{"reservation-state", "reservation-id", "incident-id"},
-		outputs:  []string{"cleanup-safe"},
-	},
-	"ensure-unity-editor": {
-		required: []string{"unity-version"},
-		optional: []string{"install-root", "provisioning-profile", "diagnostics-path", "ci-managed-only", "require-healthy-existing", "with-windows-il2cpp", "required-editor-payload-relative-path"},
-		outputs:  []string{"editor-path"},
-	},
-}
-
-// exampleActions returns the metadata of every action of this repository,
-// plus the pending ones that do not exist yet.
+// exampleActions returns the metadata of every action of this repository.
 func exampleActions(t *testing.T) map[string]actioncontract.Metadata {
 	t.Helper()
-	actions := loadActions(t)
-	yes, no := true, false
-	empty := ""
-	for name, p := range pendingActions {
-		if _, ok := actions[name]; ok {
-			continue
-		}
-		m := actioncontract.Metadata{Name: name, Inputs: map[string]actioncontract.Input{}, Outputs: map[string]actioncontract.Output{}}
-		for _, in := range p.required {
-			m.Inputs[in] = actioncontract.Input{Required: &yes}
-		}
-		for _, in := range p.optional {
-			m.Inputs[in] = actioncontract.Input{Required: &no, Default: &empty}
-		}
-		for _, out := range p.outputs {
-			m.Outputs[out] = actioncontract.Output{}
-		}
-		actions[name] = m
-	}
-	return actions
+	return loadActions(t)
 }
 
 // secretInputs are the inputs of our actions that take a secret as their

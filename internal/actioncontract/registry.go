@@ -42,6 +42,29 @@ var Registry = map[string]Action{
 		Inputs:  []string{"lock-name", "lock-repository", "state-branch", "operation", "reservation-id", "resource-safe", "incident-id", "portal-cleanup-confirmed", "request-budget"},
 		Outputs: []string{"reaped", "state-sha"},
 	},
+	"return-unity-license": {
+		Binary:  "return-license",
+		Inputs:  []string{"unity-version", "tool-cache", "unity-email", "unity-password", "evidence-suffix", "editor-layout"},
+		Outputs: []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"},
+	},
+	"classify-unity-cleanup-evidence": {
+		Binary:  "classify",
+		Args:    []string{"cleanup-evidence"},
+		Inputs:  []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest", "supplemental-evidence-paths"},
+		Outputs: []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "classification-complete", "evidence-digest"},
+	},
+	"require-confirmed-unity-cleanup": {
+		Binary: "require-confirmed-unity-cleanup",
+		Inputs: []string{"acquired", "classification-complete", "cleanup-status", "cleanup-health", "cleanup-reason", "release-outcome",
+			"cleanup-result", "released", "release-health", "release-reason", "reservation-state", "reservation-id", "incident-id"},
+		Outputs: []string{"cleanup-safe"},
+	},
+	"ensure-unity-editor": {
+		Binary: "ensure-unity-editor",
+		Inputs: []string{"unity-version", "install-root", "provisioning-profile", "diagnostics-path", "ci-managed-only", "require-healthy-existing",
+			"with-windows-il2cpp", "required-editor-payload-relative-path"},
+		Outputs: []string{"editor-path"},
+	},
 	"recover-build-lock": {
 		Binary:  "recover",
 		Node:    false,

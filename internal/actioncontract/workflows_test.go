@@ -163,6 +163,9 @@ func TestDependabotAutomergeWorkflow(t *testing.T) {
 // installed).
 var selfTestExempt = map[string]string{
 	"check-unity-runner-availability": "needs a reader App installation and the organization's runner groups, which the self-test emulator does not seed; tested against the emulator in internal/actions/preflight",
+	"ensure-unity-editor":             "needs a Unity editor installed on the runner (Windows only); tested against fake layouts in internal/actions/ensureeditor",
+	"return-unity-license":            "needs a signed Unity editor on a Windows runner; tested against the fake editor in internal/unity/e2e",
+	"classify-unity-cleanup-evidence": "needs the evidence a real return-unity-license writes; tested end to end in internal/unity/e2e",
 }
 
 // TestSelfTestUsesEveryAction: the self-test job runs every local action

@@ -236,6 +236,7 @@ var Expectations = [][2]string{
 	// validate-unity-license must refuse a step without the secrets.
 	{"SELFTEST_LICENSE_OUTCOME", "failure"},
 	{"SELFTEST_LICENSE_SERIAL_PRESENT", "false"},
+	{"SELFTEST_CLEANUP_GATE_SAFE", "true"},
 }
 
 func check(getenv func(string) string, stdout io.Writer, client *http.Client) error {

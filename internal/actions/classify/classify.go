@@ -14,6 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/classifychanges"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupevidence"
 )
 
 // Entry is the entry point shape every mode shares with the other actions.
@@ -21,7 +22,8 @@ type Entry func(ctx context.Context, deps actionkit.Deps) error
 
 // Modes maps a mode (the first argument) to its action.
 var Modes = map[string]Entry{
-	"changes": classifychanges.Run, // .github/actions/classify-unity-changes
+	"changes":          classifychanges.Run, // .github/actions/classify-unity-changes
+	"cleanup-evidence": cleanupevidence.Run, // .github/actions/classify-unity-cleanup-evidence
 }
 
 // ErrMode reports a missing, unknown or over-long mode argument.

@@ -1,0 +1,297 @@
+package cleanupevidence_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupevidence"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
+)
+
+const positive = fakeeditor.EntitlementLine + "\n" + fakeeditor.ULFLinePrefix + "[REDACTED]\n"
+
+type fixture struct {
+	r      *fakeeditor.Runner
+	dir    string
+	log    string
+	stdout *actionio.SyncBuffer
+}
+
+// newFixture writes evidence the way the return action does and sets the
+// classifier's inputs from what the return action would output.
+func newFixture(t *testing.T, content string, exit string) *fixture {
+	t.Helper()
+	r := fakeeditor.NewRunner(t)
+	dir := filepath.Join(r.RunnerTemp, "unity-return-4242-1-unity-tests")
+	require.NoError(t, returncmd.PrepareDir(r.RunnerTemp, dir))
+	log := filepath.Join(dir, evidence.LogFileName)
+	ev := returncmd.WriteEvidence(log, []byte(content), true)
+	require.True(t, ev.Complete)
+	r.Input("return-log-path", log)
+	r.Input("return-command-completed", "true")
+	r.Input("return-exit-code", exit)
+	r.Input("evidence-capture-complete", "true")
+	r.Input("return-log-digest", ev.Digest)
+	return &fixture{r: r, dir: dir, log: log, stdout: &actionio.SyncBuffer{}}
+}
+
+func (f *fixture) run() error {
+	return cleanupevidence.Run(context.Background(), cleanupevidence.Deps{Getenv: f.r.Getenv, Stdout: f.stdout})
+}
+
+func defaults() map[string]string {
+	return map[string]string{"resource-safe": "false", "resource-cleanup-status": "unknown", "resource-health": "healthy",
+		"resource-reason": "return-log-truncated", "classification-complete": "false", "evidence-digest": evidence.ZeroDigest}
+}
+
+// temps lists RUNNER_TEMP's entries that are evidence directories.
+func (f *fixture) evidenceDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(f.r.RunnerTemp)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), evidence.DirPrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestConfirmedEvidenceIsClassifiedThenDeleted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, positive, "0")
+	b, err := os.ReadFile(f.log)
+	require.NoError(t, err)
+	require.NoError(t, f.run())
+	assert.Equal(t, map[string]string{"resource-safe": "true", "resource-cleanup-status": "confirmed", "resource-health": "healthy",
+		"resource-reason": "cleanup-confirmed", "classification-complete": "true", "evidence-digest": evidence.Digest(b, nil)}, f.r.Outputs())
+	assert.Equal(t, []string{"resource-safe", "resource-cleanup-status", "resource-health", "resource-reason", "evidence-digest", "classification-complete"},
+		f.r.OutputOrder(), "defaults first, in the same order as the verdict block")
+	assert.Empty(t, f.evidenceDirs(t), "the evidence and its claimed directory are gone")
+	assert.Contains(t, f.stdout.String(), "rule 8")
+	assert.NotContains(t, f.stdout.String(), fakeeditor.EntitlementLine, "the log content is never echoed")
+}
+
+func TestVerdictsOfTheNineRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, content, exit    string
+		status, health, reason string
+	}{
+		{"20111", "Error 20111\n" + positive, "0", "unknown", "blocked", "unity-account-limit-20111"},
+		{"400006", "status 400006\n" + positive, "0", "unknown", "healthy", "unity-return-400006"},
+		{"terminated", positive, "137", "unknown", "healthy", "return-terminated"},
+		{"windows terminated", positive, "-1073741510", "unknown", "healthy", "return-terminated"},
+		{"timeout", positive, "124", "unknown", "healthy", "return-timeout"},
+		{"20113", "20113\n" + positive, "0", "unknown", "healthy", "unity-20113-unclassified"},
+		{"ulf skipped", fakeeditor.EntitlementLine + "\nSerial number unavailable for ULF return\n", "0", "unknown", "healthy", "return-ulf-skipped"},
+		{"missing positive", "Exiting batchmode successfully now!\n", "0", "unknown", "healthy", "return-missing-positive-evidence"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, tt.content, tt.exit)
+			require.NoError(t, f.run())
+			out := f.r.Outputs()
+			assert.Equal(t, "true", out["classification-complete"])
+			assert.Equal(t, "false", out["resource-safe"])
+			assert.Equal(t, []string{tt.status, tt.health, tt.reason}, []string{out["resource-cleanup-status"], out["resource-health"], out["resource-reason"]})
+			assert.Empty(t, f.evidenceDirs(t))
+		})
+	}
+}
+
+func TestIncompleteCaptureStillClassifiesAndDeletes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "Error 20111\n", "1")
+	f.r.Input("evidence-capture-complete", "false")
+	f.r.Input("return-log-digest", "")
+	require.NoError(t, f.run())
+	assert.Equal(t, "unity-account-limit-20111", f.r.Outputs()["resource-reason"], "20111 wins over a truncated capture")
+
+	g := newFixture(t, positive, "")
+	g.r.Input("return-command-completed", "false")
+	g.r.Input("evidence-capture-complete", "false")
+	g.r.Input("return-log-digest", "")
+	require.NoError(t, g.run())
+	assert.Equal(t, "return-log-truncated", g.r.Outputs()["resource-reason"])
+	assert.Equal(t, "true", g.r.Outputs()["classification-complete"])
+	assert.Empty(t, g.evidenceDirs(t))
+}
+
+// TestRefusalsLeaveTheDefaults: every refusal exits with an error and
+// leaves the six default outputs.
+func TestRefusalsLeaveTheDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, f *fixture)
+		want  string
+	}{
+		{"digest mismatch", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("a", 64)) }, "does not match"},
+		{"uppercase digest", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("A", 64)) }, "return-log-digest"},
+		{"digest missing", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", "") }, "return-log-digest"},
+		{"digest while incomplete", func(t *testing.T, f *fixture) { f.r.Input("evidence-capture-complete", "false") }, "return-log-digest"},
+		{"exit code missing", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "") }, "return-exit-code"},
+		{"exit code while not completed", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "false") }, "return-exit-code"},
+		{"exit code not decimal", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "0x1") }, "return-exit-code"},
+		{"completed not literal", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "TRUE") }, "return-command-completed"},
+		{"no log path", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", "") }, "return-log-path"},
+		{"another run's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ID"] = "4243" }, "not this run's evidence path"},
+		{"another attempt's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ATTEMPT"] = "2" }, "not this run's evidence path"},
+		{"path with dot-dot", func(t *testing.T, f *fixture) {
+			f.r.Input("return-log-path", filepath.Join(f.dir, "x")+string(filepath.Separator)+".."+string(filepath.Separator)+evidence.LogFileName)
+		}, "not this run's evidence path"},
+		{"outside RUNNER_TEMP", func(t *testing.T, f *fixture) {
+			other := t.TempDir()
+			f.r.Input("return-log-path", filepath.Join(other, "unity-return-4242-1-unity-tests", evidence.LogFileName))
+		}, "not this run's evidence path"},
+		{"wrong file name", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", filepath.Join(f.dir, "other.log")) }, "not this run's evidence path"},
+		{"missing log", func(t *testing.T, f *fixture) { require.NoError(t, os.Remove(f.log)) }, "no such file"},
+		{"hard-linked log", func(t *testing.T, f *fixture) {
+			require.NoError(t, os.Link(f.log, filepath.Join(f.r.RunnerTemp, "alias.log")))
+		}, "exactly one link"},
+		{"extra file in the directory", func(t *testing.T, f *fixture) {
+			require.NoError(t, os.WriteFile(filepath.Join(f.dir, "extra.txt"), []byte("x"), 0o600))
+		}, "exactly return-license.log"},
+		{"log not valid UTF-8", func(t *testing.T, f *fixture) {
+			require.NoError(t, os.WriteFile(f.log, []byte("\xff"), 0o600))
+			f.r.Input("return-log-digest", evidence.FileDigest([]byte("\xff")))
+		}, "unreadable"},
+		{"log with NUL", func(t *testing.T, f *fixture) {
+			require.NoError(t, os.WriteFile(f.log, []byte("a\x00"), 0o600))
+			f.r.Input("return-log-digest", evidence.FileDigest([]byte("a\x00")))
+		}, "unreadable"},
+		{"RUNNER_TEMP unset", func(t *testing.T, f *fixture) { f.r.Env["RUNNER_TEMP"] = "" }, "RUNNER_TEMP"},
+	}
+	if runtime.GOOS != "windows" {
+		tests = append(tests, struct {
+			name  string
+			setup func(t *testing.T, f *fixture)
+			want  string
+		}{"symlinked log", func(t *testing.T, f *fixture) {
+			real := filepath.Join(f.r.RunnerTemp, "real.log")
+			require.NoError(t, os.Rename(f.log, real))
+			require.NoError(t, os.Symlink(real, f.log))
+		}, "link-in-path"})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			tt.setup(t, f)
+			err := f.run()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, defaults(), f.r.Outputs())
+		})
+	}
+}
+
+func TestMissingGITHUBOUTPUTIsAnError(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, positive, "0")
+	f.r.Env["GITHUB_OUTPUT"] = ""
+	assert.ErrorContains(t, f.run(), "GITHUB_OUTPUT")
+	assert.FileExists(t, f.log, "nothing was claimed")
+}
+
+func TestSupplementalEvidence(t *testing.T) {
+	t.Parallel()
+	write := func(t *testing.T, p, s string) string {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+		return p
+	}
+	t.Run("a 20111 marker in a supplemental file blocks, and the digest covers the set", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, positive, "0")
+		d := t.TempDir()
+		a := write(t, filepath.Join(d, "activation.log"), "\xEF\xBB\xBFlicensing error 20111\n")
+		f.r.Input("supplemental-evidence-paths", a+"\n\n"+a+"\n")
+		logBytes, _ := os.ReadFile(f.log)
+		require.NoError(t, f.run())
+		out := f.r.Outputs()
+		assert.Equal(t, "unity-account-limit-20111", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte("\xEF\xBB\xBFlicensing error 20111\n")}), out["evidence-digest"], "a file listed twice is read once")
+		assert.FileExists(t, a, "supplemental evidence is never deleted")
+	})
+	t.Run("directories are read depth-first in sorted order, other files skipped", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, positive, "0")
+		d := t.TempDir()
+		write(t, filepath.Join(d, "b.txt"), "b")
+		write(t, filepath.Join(d, "a", "z.log"), "az")
+		write(t, filepath.Join(d, "a", "image.png"), "\x89PNG")
+		write(t, filepath.Join(d, "c.LOG"), "c")
+		f.r.Input("supplemental-evidence-paths", d)
+		logBytes, _ := os.ReadFile(f.log)
+		require.NoError(t, f.run())
+		out := f.r.Outputs()
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte("az"), []byte("b"), []byte("c")}), out["evidence-digest"])
+	})
+	incomplete := []struct {
+		name  string
+		setup func(t *testing.T) string
+	}{
+		{"missing path", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope.log") }},
+		{"relative path", func(t *testing.T) string { return "relative.log" }},
+		{"not a .log or .txt file", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.bin"), "x") }},
+		{"invalid UTF-8", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\xff") }},
+		{"NUL", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\x00") }},
+		{"over 25 MiB in total", func(t *testing.T) string {
+			return write(t, filepath.Join(t.TempDir(), "big.log"), strings.Repeat("x", evidence.MaxTotalBytes-10))
+		}},
+		{"more than 256 files", func(t *testing.T) string {
+			d := t.TempDir()
+			for i := range evidence.MaxFiles {
+				write(t, filepath.Join(d, fmt.Sprintf("%04d.log", i)), "x")
+			}
+			return d
+		}},
+		{"more than 4096 entries", func(t *testing.T) string {
+			d := t.TempDir()
+			for i := range evidence.MaxEntries + 1 {
+				write(t, filepath.Join(d, fmt.Sprintf("%05d.bin", i)), "")
+			}
+			return d
+		}},
+	}
+	if runtime.GOOS != "windows" {
+		incomplete = append(incomplete, struct {
+			name  string
+			setup func(t *testing.T) string
+		}{"a symlink inside a directory", func(t *testing.T) string {
+			d := t.TempDir()
+			target := write(t, filepath.Join(t.TempDir(), "t.log"), "x")
+			require.NoError(t, os.Symlink(target, filepath.Join(d, "l.log")))
+			return d
+		}})
+	}
+	for _, tt := range incomplete {
+		t.Run("incomplete: "+tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			f.r.Input("supplemental-evidence-paths", tt.setup(t))
+			require.NoError(t, f.run(), "a supplemental problem never fails the step")
+			out := f.r.Outputs()
+			assert.Equal(t, "return-log-truncated", out["resource-reason"])
+			assert.Equal(t, "true", out["classification-complete"])
+			assert.Contains(t, f.stdout.String(), "::warning::Supplemental evidence is incomplete")
+		})
+	}
+}

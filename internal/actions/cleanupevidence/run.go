@@ -1,0 +1,191 @@
+package cleanupevidence
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
+)
+
+// Deps are the edges of a run (see actionkit.Deps; only Getenv and Stdout
+// are used). It is the entry-point shape every classify mode shares.
+type Deps = actionkit.Deps
+
+// Input names (reference-behavior §1.10).
+const (
+	InputReturnLogPath             = "return-log-path"
+	InputReturnCommandCompleted    = "return-command-completed"
+	InputReturnExitCode            = "return-exit-code"
+	InputEvidenceCaptureComplete   = "evidence-capture-complete"
+	InputReturnLogDigest           = "return-log-digest"
+	InputSupplementalEvidencePaths = "supplemental-evidence-paths"
+)
+
+// Output names.
+const (
+	OutputResourceSafe           = "resource-safe"
+	OutputResourceCleanupStatus  = "resource-cleanup-status"
+	OutputResourceHealth         = "resource-health"
+	OutputResourceReason         = "resource-reason"
+	OutputClassificationComplete = "classification-complete"
+	OutputEvidenceDigest         = "evidence-digest"
+)
+
+var exitCodeRE = regexp.MustCompile(`^-?[0-9]+$`)
+
+// Run is the classify-unity-cleanup-evidence action.
+func Run(ctx context.Context, deps Deps) error {
+	if ctx == nil {
+		return errors.New("cleanupevidence: nil context")
+	}
+	if deps.Getenv == nil || deps.Stdout == nil {
+		return errors.New("cleanupevidence: Getenv and Stdout are required")
+	}
+	a := actionio.New(deps.Getenv, deps.Stdout)
+	if a.Getenv("GITHUB_OUTPUT") == "" {
+		return errors.New("GITHUB_OUTPUT is not set: the classifier must write its outputs")
+	}
+	if err := writeVerdict(a, evidence.Default(), evidence.ZeroDigest, false); err != nil {
+		return err
+	}
+	in, err := readInputs(a)
+	if err != nil {
+		return err
+	}
+	c, err := claim(a, in.logPath)
+	if err != nil {
+		return err
+	}
+	logBytes, text, err := c.readLog()
+	if err != nil {
+		return err
+	}
+	if in.captured && evidence.FileDigest(logBytes) != in.digest {
+		return errors.New("return-log-digest does not match the return log: the evidence changed after the return step wrote it")
+	}
+	supp := collectSupplemental(in.supplemental, c.logID)
+	if supp.problem != "" {
+		a.Warning("Supplemental evidence is incomplete (" + supp.problem + "); the capture counts as incomplete.")
+	}
+	v := evidence.Classify(evidence.Input{
+		Completed: in.completed, ExitCode: in.exitCode, CaptureComplete: in.captured && supp.problem == "",
+		ReturnLog: text, Supplemental: supp.texts,
+	})
+	digest := evidence.Digest(logBytes, supp.raw)
+	if err := c.deleteEvidence(logBytes); err != nil {
+		return fmt.Errorf("delete the classified evidence by identity: %w", err)
+	}
+	if err := writeVerdict(a, v, digest, true); err != nil {
+		return err
+	}
+	a.Notice(fmt.Sprintf("Cleanup evidence classified by rule %d (%s): %s/%s/%s.", v.Rule.Number, v.Rule.Name, v.Report.Status, v.Report.Health, v.Report.Reason))
+	_ = a.Summary(actionkit.Table("Unity cleanup evidence", []actionkit.Row{
+		{Field: "Rule", Value: fmt.Sprintf("%d (%s)", v.Rule.Number, actionkit.Cell(v.Rule.Name))},
+		{Field: "Cleanup status", Value: v.Report.Status},
+		{Field: "Health", Value: v.Report.Health},
+		{Field: "Reason", Value: actionkit.Code(v.Report.Reason)},
+		{Field: "Supplemental files", Value: strconv.Itoa(len(supp.raw))},
+		{Field: "Evidence digest", Value: actionkit.Code(digest)},
+	}))
+	return nil
+}
+
+// writeVerdict writes the six outputs as one block, classification-complete
+// last.
+func writeVerdict(a *actionio.IO, v evidence.Verdict, digest string, complete bool) error {
+	for _, kv := range [][2]string{
+		{OutputResourceSafe, strconv.FormatBool(v.Safe())},
+		{OutputResourceCleanupStatus, v.Report.Status},
+		{OutputResourceHealth, v.Report.Health},
+		{OutputResourceReason, v.Report.Reason},
+		{OutputEvidenceDigest, digest},
+		{OutputClassificationComplete, strconv.FormatBool(complete)},
+	} {
+		if err := a.SetOutput(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type inputs struct {
+	logPath, digest     string
+	completed, captured bool
+	exitCode            int64
+	supplemental        []string
+}
+
+func literalBool(a *actionio.IO, name string) (bool, error) {
+	switch a.Input(name) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &actionio.InputError{Input: name, Code: actionio.CodeInvalidBoolean, Message: "must be exactly true or false"}
+}
+
+func readInputs(a *actionio.IO) (inputs, error) {
+	var in inputs
+	var err error
+	if in.logPath, err = a.Required(InputReturnLogPath); err != nil {
+		return in, err
+	}
+	if in.completed, err = literalBool(a, InputReturnCommandCompleted); err != nil {
+		return in, err
+	}
+	if in.captured, err = literalBool(a, InputEvidenceCaptureComplete); err != nil {
+		return in, err
+	}
+	code := a.Input(InputReturnExitCode)
+	switch {
+	case in.completed && code == "":
+		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodeRequired, Message: "is required when return-command-completed is true"}
+	case !in.completed && code != "":
+		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodePatternMismatch, Message: "must be empty when return-command-completed is false"}
+	case in.completed:
+		n, perr := strconv.ParseInt(code, 10, 64)
+		if !exitCodeRE.MatchString(code) || perr != nil {
+			return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodePatternMismatch, Message: "must be a signed decimal integer"}
+		}
+		in.exitCode = n
+	}
+	in.digest = a.Input(InputReturnLogDigest)
+	switch {
+	case in.captured && !evidence.ValidDigest(in.digest):
+		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be 64 lowercase hex digits when evidence-capture-complete is true"}
+	case !in.captured && in.digest != "":
+		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty when evidence-capture-complete is false"}
+	}
+	in.supplemental = parseList(a.RawInput(InputSupplementalEvidencePaths))
+	return in, nil
+}
+
+var listSplitRE = regexp.MustCompile(`\r?\n`)
+
+// parseList splits a newline list, trimming entries and skipping blank
+// lines.
+func parseList(raw string) []string {
+	var out []string
+	for _, l := range listSplitRE.Split(raw, -1) {
+		if l = trimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func newNonce() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,79 @@
+package cleanupgate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupgate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
+)
+
+func gate(t *testing.T, in map[string]string) (*fakeeditor.Runner, string, error) {
+	t.Helper()
+	r := fakeeditor.NewRunner(t)
+	for k, v := range in {
+		r.Input(k, v)
+	}
+	var out actionio.SyncBuffer
+	err := cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &out})
+	return r, out.String(), err
+}
+
+func safeCooldown() map[string]string {
+	return map[string]string{
+		"acquired": "true", "classification-complete": "true", "cleanup-status": "confirmed", "cleanup-health": "healthy",
+		"cleanup-reason": "cleanup-confirmed", "release-outcome": "success", "cleanup-result": "cooldown-started", "released": "true",
+		"release-health": "healthy", "release-reason": "cleanup-confirmed", "reservation-state": "cooldown", "reservation-id": "r-1",
+	}
+}
+
+func TestSafeWritesTrue(t *testing.T) {
+	t.Parallel()
+	r, log, err := gate(t, safeCooldown())
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
+	assert.Equal(t, []string{"cleanup-safe"}, r.OutputOrder())
+	assert.NotContains(t, log, "::warning::")
+	assert.Contains(t, r.Summary(), "cleanup-confirmed")
+}
+
+func TestUnsafeFailsAndLeavesFalse(t *testing.T) {
+	t.Parallel()
+	in := safeCooldown()
+	in["cleanup-result"], in["release-outcome"], in["released"] = "lock-release-unreachable", "failure", "false"
+	r, _, err := gate(t, in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lock-release-unreachable")
+	assert.Equal(t, "false", r.Outputs()["cleanup-safe"])
+}
+
+func TestGlobalIncidentWarnsOnStdout(t *testing.T) {
+	t.Parallel()
+	in := safeCooldown()
+	in["cleanup-result"], in["incident-id"] = "global-quarantined", "incident-0123456789abcdef01234567"
+	r, log, err := gate(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
+	assert.Contains(t, log, "::warning::Account incident incident-0123456789abcdef01234567 is active")
+}
+
+func TestNotAcquiredIsSafe(t *testing.T) {
+	t.Parallel()
+	r, _, err := gate(t, map[string]string{"acquired": "false"})
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
+	_, _, err = gate(t, map[string]string{})
+	assert.ErrorContains(t, err, "acquired-invalid", "a missing acquired output is unsafe")
+}
+
+func TestMissingGITHUBOUTPUT(t *testing.T) {
+	t.Parallel()
+	r := fakeeditor.NewRunner(t)
+	r.Env["GITHUB_OUTPUT"] = ""
+	var out actionio.SyncBuffer
+	assert.ErrorContains(t, cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &out}), "GITHUB_OUTPUT")
+}

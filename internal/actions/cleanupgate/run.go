@@ -1,0 +1,73 @@
+package cleanupgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/cleanup"
+)
+
+// Deps are the edges of a run (only Getenv and Stdout are used).
+type Deps = actionkit.Deps
+
+// Input names (reference-behavior §1.11).
+const (
+	InputAcquired               = "acquired"
+	InputClassificationComplete = "classification-complete"
+	InputCleanupStatus          = "cleanup-status"
+	InputCleanupHealth          = "cleanup-health"
+	InputCleanupReason          = "cleanup-reason"
+	InputReleaseOutcome         = "release-outcome"
+	InputCleanupResult          = "cleanup-result"
+	InputReleased               = "released"
+	InputReleaseHealth          = "release-health"
+	InputReleaseReason          = "release-reason"
+	InputReservationState       = "reservation-state"
+	InputReservationID          = "reservation-id"
+	InputIncidentID             = "incident-id"
+	// OutputCleanupSafe is the gate's one output.
+	OutputCleanupSafe = "cleanup-safe"
+)
+
+// Run is the require-confirmed-unity-cleanup action.
+func Run(ctx context.Context, deps Deps) error {
+	if ctx == nil {
+		return errors.New("cleanupgate: nil context")
+	}
+	if deps.Getenv == nil || deps.Stdout == nil {
+		return errors.New("cleanupgate: Getenv and Stdout are required")
+	}
+	a := actionio.New(deps.Getenv, deps.Stdout)
+	if a.Getenv("GITHUB_OUTPUT") == "" {
+		return errors.New("GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe")
+	}
+	if err := a.SetOutput(OutputCleanupSafe, "false"); err != nil {
+		return err
+	}
+	d := cleanup.Evaluate(cleanup.Inputs{
+		Acquired: a.Input(InputAcquired), ClassificationComplete: a.Input(InputClassificationComplete),
+		CleanupStatus: a.Input(InputCleanupStatus), CleanupHealth: a.Input(InputCleanupHealth), CleanupReason: a.Input(InputCleanupReason),
+		ReleaseOutcome: a.Input(InputReleaseOutcome), CleanupResult: a.Input(InputCleanupResult), Released: a.Input(InputReleased),
+		ReleaseHealth: a.Input(InputReleaseHealth), ReleaseReason: a.Input(InputReleaseReason),
+		ReservationState: a.Input(InputReservationState), ReservationID: a.Input(InputReservationID), IncidentID: a.Input(InputIncidentID),
+	})
+	_ = a.Summary(actionkit.Table("Unity cleanup gate", []actionkit.Row{
+		{Field: "Cleanup safe", Value: fmt.Sprint(d.Safe)},
+		{Field: "Rule", Value: actionkit.Code(string(d.Code))},
+		{Field: "Detail", Value: actionkit.Cell(d.Message)},
+	}))
+	if !d.Safe {
+		return fmt.Errorf("unity cleanup not confirmed (%s): %s", d.Code, d.Message)
+	}
+	if err := a.SetOutput(OutputCleanupSafe, "true"); err != nil {
+		return err
+	}
+	if d.Warning != "" {
+		a.Warning(d.Warning)
+	}
+	a.Notice(d.Message)
+	return nil
+}

@@ -1,0 +1,277 @@
+package returnlicense
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fileid"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/proc"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/signature"
+)
+
+// Input names (reference-behavior §1.9).
+const (
+	InputUnityVersion   = "unity-version"
+	InputToolCache      = "tool-cache"
+	InputUnityEmail     = "unity-email"
+	InputUnityPassword  = "unity-password"
+	InputEvidenceSuffix = "evidence-suffix"
+	InputEditorLayout   = "editor-layout"
+)
+
+// Output names.
+const (
+	OutputReturnLogPath           = "return-log-path"
+	OutputReturnCommandCompleted  = "return-command-completed"
+	OutputReturnExitCode          = "return-exit-code"
+	OutputEvidenceCaptureComplete = "evidence-capture-complete"
+	OutputReturnLogDigest         = "return-log-digest"
+)
+
+// Deps are the edges of one run. main sets Getenv, Stdout and Signals;
+// tests also inject the platform, the verifier and the timers.
+type Deps struct {
+	// Getenv reads the environment. Required.
+	Getenv func(string) string
+	// Stdout receives workflow commands. Required.
+	Stdout io.Writer
+	// Signals tells which runner signal cancelled the context (nil: none).
+	Signals *lockaction.Signals
+	// GOOS is the platform; default runtime.GOOS.
+	GOOS string
+	// Verifier verifies the editor; default signature.ForPlatform(GOOS).
+	Verifier signature.Verifier
+	// After arms the return command's timers; default time.After.
+	After proc.After
+}
+
+// Refusal codes of this action (beyond signature and file-identity ones).
+const (
+	CodePlatformRefused = "platform-refused"
+	CodeEditorMissing   = "editor-missing"
+)
+
+// RefusalError is a refusal with a stable Code.
+type RefusalError struct {
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *RefusalError) Error() string { return e.Code + ": " + e.Message }
+
+// Run is the return-unity-license action.
+func Run(ctx context.Context, deps Deps) error {
+	if ctx == nil {
+		return errors.New("returnlicense: nil context")
+	}
+	if deps.GOOS == "" {
+		deps.GOOS = runtime.GOOS
+	}
+	if deps.Verifier == nil {
+		deps.Verifier = signature.ForPlatform(deps.GOOS)
+	}
+	a := actionio.New(deps.Getenv, deps.Stdout)
+	// 1. Mask first: nothing below may print a credential, but the runner's
+	// masking is the backstop.
+	email, password := a.Input(InputUnityEmail), a.Input(InputUnityPassword)
+	for _, c := range []string{a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password} {
+		a.Mask(c)
+	}
+	// 2. Pessimistic outputs before any check.
+	if err := setAll(a, OutputReturnCommandCompleted, "false", OutputEvidenceCaptureComplete, "false"); err != nil {
+		return err
+	}
+	ev, err := evidencePaths(a)
+	if err != nil {
+		return err
+	}
+	if err := a.SetOutput(OutputReturnLogPath, ev.log); err != nil {
+		return err
+	}
+	// 3. Platform.
+	if err := checkPlatform(deps.GOOS); err != nil {
+		return err
+	}
+	in, err := readInputs(a, email, password)
+	if err != nil {
+		return err
+	}
+	// 4. Editor path, derived only.
+	editorPath, err := editor.ManagedPath(filepath.Join(in.toolCache, editor.ToolCacheDir), in.version, in.layout, deps.GOOS)
+	if err != nil {
+		return err
+	}
+	if err := fileid.CheckAncestry(editorPath); err != nil {
+		if fileid.IsNotExist(err) {
+			return &RefusalError{Code: CodeEditorMissing, Message: fmt.Sprintf("no managed Unity editor at %s (layout %s); provision it first (docs/actions.md, ensure-unity-editor)", editorPath, in.layout)}
+		}
+		return fmt.Errorf("refusing the editor path %s: %w", editorPath, err)
+	}
+	// 5. Signature, pinned until the command ends.
+	verified, err := deps.Verifier.Verify(ctx, editorPath)
+	if err != nil {
+		return err
+	}
+	defer verified.Close()
+	// 6. Evidence directory, command, evidence.
+	if err := returncmd.PrepareDir(ev.runnerTemp, ev.dir); err != nil {
+		return err
+	}
+	a.Group("Returning the Unity license")
+	out, err := returncmd.Run(ctx, editorPath, in.email, in.password, deps.Getenv, ev.runnerTemp, deps.After)
+	a.EndGroup()
+	if err != nil {
+		return err
+	}
+	if out.Completed {
+		if err := setAll(a, OutputReturnCommandCompleted, "true", OutputReturnExitCode, strconv.FormatInt(out.ExitCode, 10)); err != nil {
+			return err
+		}
+	}
+	written := returncmd.WriteEvidence(ev.log, out.Output, out.OutputComplete, in.email, in.password)
+	if written.Complete {
+		if err := setAll(a, OutputReturnLogDigest, written.Digest, OutputEvidenceCaptureComplete, "true"); err != nil {
+			return err
+		}
+	}
+	summarize(a, editorPath, verified.Thumbprint, ev.log, out, written)
+	if !out.Completed || !written.Complete || out.ExitCode != 0 {
+		return fmt.Errorf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))
+	}
+	return nil
+}
+
+func setAll(a *actionio.IO, kv ...string) error {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := a.SetOutput(kv[i], kv[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPlatform(goos string) error {
+	switch goos {
+	case "windows":
+		return nil
+	case "darwin":
+		if signature.DarwinReturnApproved {
+			return nil
+		}
+		return &RefusalError{Code: string(signature.ReasonDarwinNotApproved), Message: "the macOS license return is refused by central policy until a reviewed Unity team identifier and a native macOS run exist (docs/actions.md)"}
+	}
+	return &RefusalError{Code: CodePlatformRefused, Message: fmt.Sprintf("the Unity license return runs only on Windows (and macOS once approved); %s is refused with no fallback", goos)}
+}
+
+func describe(o returncmd.Outcome, e returncmd.Evidence) string {
+	s := "command completed=" + strconv.FormatBool(o.Completed)
+	if o.Completed {
+		s += ", exit code " + strconv.FormatInt(o.ExitCode, 10)
+	}
+	switch {
+	case o.TimedOut:
+		s += ", stopped by the " + returncmd.Timeout.String() + " timeout"
+	case o.Overflow:
+		s += ", stopped when its output exceeded 25 MiB"
+	case o.Cancelled:
+		s += ", cancelled by the runner"
+	}
+	s += ", evidence capture complete=" + strconv.FormatBool(e.Complete)
+	if e.Problem != "" {
+		s += " (" + e.Problem + ")"
+	}
+	return s
+}
+
+func summarize(a *actionio.IO, editorPath, thumbprint, logPath string, o returncmd.Outcome, e returncmd.Evidence) {
+	exit := ""
+	if o.Completed {
+		exit = strconv.FormatInt(o.ExitCode, 10)
+	}
+	rows := []actionkit.Row{
+		{Field: "Editor", Value: actionkit.Code(editorPath)},
+		{Field: "Signer thumbprint", Value: actionkit.Code(thumbprint)},
+		{Field: "Command completed", Value: strconv.FormatBool(o.Completed)},
+		{Field: "Exit code", Value: exit},
+		{Field: "Evidence capture complete", Value: strconv.FormatBool(e.Complete)},
+		{Field: "Evidence", Value: actionkit.Code(logPath)},
+	}
+	if e.Complete {
+		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: actionkit.Code(e.Digest)})
+	}
+	_ = a.Summary(actionkit.Table("Unity license return", rows))
+}
+
+// paths of this step's evidence.
+type paths struct{ runnerTemp, dir, log string }
+
+// evidencePaths validates what the evidence path is made of: RUNNER_TEMP
+// (absolute), GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT (^[1-9][0-9]*$) and
+// evidence-suffix.
+func evidencePaths(a *actionio.IO) (paths, error) {
+	temp := a.Getenv("RUNNER_TEMP")
+	if temp == "" || !filepath.IsAbs(temp) {
+		return paths{}, errors.New("RUNNER_TEMP must be set to an absolute path")
+	}
+	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
+	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
+		return paths{}, errors.New("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
+	}
+	suffix, err := a.NoEdgeWhitespaceNoNewline(InputEvidenceSuffix, evidence.DefaultSuffix)
+	if err != nil {
+		return paths{}, err
+	}
+	if !evidence.ValidSuffix(suffix) {
+		return paths{}, &actionio.InputError{Input: InputEvidenceSuffix, Code: actionio.CodePatternMismatch, Message: "must match " + evidence.SuffixPattern}
+	}
+	temp = filepath.Clean(temp)
+	dir := filepath.Join(temp, evidence.DirName(runID, attempt, suffix))
+	return paths{runnerTemp: temp, dir: dir, log: filepath.Join(dir, evidence.LogFileName)}, nil
+}
+
+type inputs struct {
+	version, toolCache, email, password string
+	layout                              editor.Layout
+}
+
+func readInputs(a *actionio.IO, email, password string) (inputs, error) {
+	var in inputs
+	var err error
+	if in.version, err = a.Pattern(InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
+		return in, err
+	}
+	if in.toolCache, err = a.Required(InputToolCache); err != nil {
+		return in, err
+	}
+	if !filepath.IsAbs(in.toolCache) {
+		return in, &actionio.InputError{Input: InputToolCache, Code: actionio.CodePatternMismatch, Message: "must be an absolute path (use ${{ runner.tool_cache }})"}
+	}
+	layout := a.Input(InputEditorLayout)
+	if layout == "" {
+		layout = string(editor.LayoutCanonical)
+	}
+	var ok bool
+	if in.layout, ok = editor.ParseLayout(layout); !ok {
+		return in, &actionio.InputError{Input: InputEditorLayout, Code: actionio.CodePatternMismatch, Message: "must be canonical or ci-managed-alternate"}
+	}
+	if email == "" {
+		return in, &actionio.InputError{Input: InputUnityEmail, Code: actionio.CodeRequired, Message: "is required"}
+	}
+	if password == "" {
+		return in, &actionio.InputError{Input: InputUnityPassword, Code: actionio.CodeRequired, Message: "is required"}
+	}
+	in.email, in.password = email, password
+	return in, nil
+}

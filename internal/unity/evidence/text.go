@@ -1,0 +1,43 @@
+package evidence
+
+import (
+	"bytes"
+	"errors"
+	"unicode/utf8"
+)
+
+// Bounds of the classifier's reads (facts §3). The return action caps the
+// command output at MaxFileBytes too, so a log it writes always fits.
+const (
+	// MaxFileBytes bounds one evidence file (25 MiB).
+	MaxFileBytes = 25 << 20
+	// MaxTotalBytes bounds all evidence files together (25 MiB).
+	MaxTotalBytes = 25 << 20
+	// MaxFiles bounds the number of evidence files read.
+	MaxFiles = 256
+	// MaxEntries bounds the directory entries visited under supplemental
+	// directories.
+	MaxEntries = 4096
+)
+
+// Text decoding failures (each makes a supplemental file incomplete and the
+// return log unreadable).
+var (
+	ErrInvalidUTF8 = errors.New("evidence: not valid UTF-8")
+	ErrNUL         = errors.New("evidence: contains a NUL character")
+)
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// DecodeText decodes evidence bytes strictly: one leading UTF-8 byte order
+// mark is stripped, invalid UTF-8 and NUL are refused.
+func DecodeText(b []byte) (string, error) {
+	b = bytes.TrimPrefix(b, bom)
+	if !utf8.Valid(b) {
+		return "", ErrInvalidUTF8
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "", ErrNUL
+	}
+	return string(b), nil
+}

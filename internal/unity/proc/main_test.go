@@ -1,0 +1,15 @@
+package proc_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
+)
+
+// TestMain lets this test binary act as the fake editor (and its
+// grandchild) when the tests run it as a child process.
+func TestMain(m *testing.M) {
+	fakeeditor.Dispatch()
+	os.Exit(m.Run())
+}
