@@ -143,7 +143,7 @@ var secretInputs = map[string][]string{
 
 // licensedOrder is the consumer pattern's order of our actions in the
 // licensed job (reference "Consumer Workflow Pattern").
-var licensedOrder = []string{"require-current-pr-head", "validate-unity-license", "ensure-unity-editor", "acquire-build-lock",
+var licensedOrder = []string{"require-current-pr-head", "ensure-unity-editor", "validate-unity-license", "acquire-build-lock",
 	"return-unity-license", "classify-unity-cleanup-evidence", "release-build-lock", "require-confirmed-unity-cleanup"}
 
 // fallbackHolderRE is the stable v1 holder id a hosted fallback

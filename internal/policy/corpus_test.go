@@ -50,7 +50,6 @@ func readmeConsumerWorkflow(t *testing.T) string {
 	return strings.TrimSuffix(body, "```")
 }
 
-var _ = readmeConsumerWorkflow
 
 func basePolicy() policy.Policy {
 	return policy.Policy{LockRepository: lockRepo, ApprovedLockShas: []string{lockPin}, ApprovedReturnShas: []string{lockPin},
@@ -261,5 +260,25 @@ func TestRealWorldCorpus(t *testing.T) {
 			}
 			assert.Equal(t, want.Inventory, inv)
 		})
+	}
+}
+
+// TestReadmeConsumerWorkflowPassesClean: the consumer workflow the README
+// shows (and docs/examples/consumer-workflow.yml, byte for byte) is what
+// the enrollment audit accepts: no finding, and the documented classes.
+// The corpus above mutates its own fixture, whose text the replacements
+// are written against.
+func TestReadmeConsumerWorkflowPassesClean(t *testing.T) {
+	t.Parallel()
+	res := policy.Analyze(snapshotOf(map[string]string{".github/workflows/unity.yml": readmeConsumerWorkflow(t)}), basePolicy())
+	assert.Empty(t, res.Findings)
+	classes := map[string]policy.Class{}
+	for _, row := range res.Inventory {
+		classes[row.Job] = row.Class
+	}
+	assert.Equal(t, policy.Class("paid-serial"), classes["licensed"])
+	assert.Equal(t, policy.Class("fallback-cleanup"), classes["fallback"])
+	for _, job := range []string{"static", "classify", "preflight", "gate"} {
+		assert.Equal(t, policy.Class("non-licensing-static"), classes[job], job)
 	}
 }
