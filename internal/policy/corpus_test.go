@@ -50,7 +50,6 @@ func readmeConsumerWorkflow(t *testing.T) string {
 	return strings.TrimSuffix(body, "```")
 }
 
-
 func basePolicy() policy.Policy {
 	return policy.Policy{LockRepository: lockRepo, ApprovedLockShas: []string{lockPin}, ApprovedReturnShas: []string{lockPin},
 		DefaultBranch: "main", Now: testNow}
