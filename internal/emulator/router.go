@@ -41,6 +41,7 @@ var routes = buildRoutes([]route{
 	{method: "PATCH", pattern: "/repos/{owner}/{repo}/git/refs/{ref...}", h: hUpdateRef},
 	{method: "DELETE", pattern: "/repos/{owner}/{repo}/git/refs/{ref...}", h: hDeleteRef},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/git/commits/{sha}", h: hGetCommit},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/commits", h: hListCommits},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/branches/{branch...}", h: hGetBranch},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents", h: hGetContents},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents/{path...}", h: hGetContents},
