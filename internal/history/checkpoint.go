@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // CheckpointVersion is the format version of Checkpoint.
@@ -40,6 +42,10 @@ type Checkpoint struct {
 	Commits int `json:"commits"`
 	// MaxFencingToken is the largest fencing token seen so far.
 	MaxFencingToken int64 `json:"max_fencing_token"`
+	// Reclaimed are the quarantines that verified same-runner reclaims of
+	// current holders consumed, by holderId: a later pre-activation
+	// retraction may put exactly that quarantine back.
+	Reclaimed map[string]lockstate.Reservation `json:"reclaimed,omitempty"`
 	// UpdatedAt is when the checkpoint was written.
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -139,6 +145,7 @@ func NextCheckpoint(prev *Checkpoint, res *Result, repository, branch string, no
 	}
 	cp.Commits += len(res.Verified)
 	cp.MaxFencingToken = max(cp.MaxFencingToken, res.MaxFencingToken)
+	cp.Reclaimed = res.Reclaimed
 	cp.UpdatedAt = now.UTC()
 	return &cp
 }

@@ -19,7 +19,7 @@ const (
 	// RuleInvalidDocument: the version fails lockstate.Decode (every reader
 	// would refuse it). The finding's Detail carries the lockstate code.
 	RuleInvalidDocument Rule = "invalid-document"
-	// RuleOverCapacity: a write raised the seats in use (holders, or
+	// RuleOverCapacity: an admission raised the seats in use (holders, or
 	// holders plus reservations) above the largest maxHolders any config in
 	// force around that time allowed.
 	RuleOverCapacity Rule = "over-capacity"
@@ -164,6 +164,9 @@ type Result struct {
 	Rebased bool `json:"rebased,omitempty"`
 	// MaxFencingToken is the largest fencing token seen.
 	MaxFencingToken int64 `json:"max_fencing_token"`
+	// Reclaimed are the quarantines consumed by reclaims of the holders of
+	// the last verified version (Checkpoint.Reclaimed).
+	Reclaimed map[string]lockstate.Reservation `json:"-"`
 }
 
 // Violations counts the findings that are not acknowledged.

@@ -84,6 +84,9 @@ type trial struct {
 	nows       []time.Time
 	in         *Input
 	message    string
+	// consumed are the quarantines verified reclaims consumed, by the
+	// reclaiming holderId (what a retraction may restore).
+	consumed map[string]lockstate.Reservation
 	// matched: what reproduced the version.
 	now time.Time
 	cfg lockstate.Config
@@ -124,13 +127,24 @@ func (t *trial) each(fn func(cfg lockstate.Config, now time.Time) (*lockstate.St
 }
 
 // explain runs the table and returns the first row that reproduces the
-// version.
-func (t *trial) explain() (Kind, string, bool) {
-	rows := transitions
-	if strings.HasPrefix(t.message, "Reap") {
-		rows = append([]transition(nil), transitions...)
-		sort.SliceStable(rows, func(i, j int) bool { return rows[i].kind == KindReap && rows[j].kind != KindReap })
+// version. Some writes are the same bytes from two rows (a quarantine freed
+// with a zero cooldown by the operator or by the reaper's auto-recovery; a
+// finished waiter removed by its owner or by the reaper): rows the commit's
+// author may write come first (an operator commit tries the operator rows
+// first), then the row its message names ("Reap ...").
+func (t *trial) explain(operatorOnly bool) (Kind, string, bool) {
+	rows := append([]transition(nil), transitions...)
+	rank := func(r transition) int {
+		n := 0
+		if operatorOnly && !r.operator {
+			n += 2
+		}
+		if strings.HasPrefix(t.message, "Reap") && r.kind != KindReap {
+			n++
+		}
+		return n
 	}
+	sort.SliceStable(rows, func(i, j int) bool { return rank(rows[i]) < rank(rows[j]) })
 	for _, row := range rows {
 		if result, ok := row.try(t); ok {
 			return row.kind, result, true
@@ -272,15 +286,13 @@ func tryCleanup(t *trial) (string, bool) {
 		}
 		variants := []variant{{}}
 		if o.holder {
-			// A retracted reclaim puts back the quarantine it consumed,
-			// which names the earlier job but sits on this runner.
-			var restore *lockstate.Reservation
-			for _, r := range t.d.addedRes {
-				if r.State == lockstate.ReservationQuarantine && r.RunnerID == o.runner {
-					restore = &r
-				}
+			// A retracted reclaim puts back exactly the quarantine its
+			// admission consumed (recorded when the admission was
+			// verified); any other retraction restores nothing.
+			if r, ok := t.consumed[id]; ok {
+				variants = append(variants, variant{pre: true, restore: &r})
 			}
-			variants = append(variants, variant{pre: true, restore: restore})
+			variants = append(variants, variant{pre: true})
 		} else {
 			variants = append(variants, variant{queueOnly: true})
 		}

@@ -12,13 +12,17 @@ import (
 // and the prefix a checkpoint may advance over. It never reads a clock or
 // the network.
 func Verify(in Input) *Result {
-	v := &verifier{in: &in, res: &Result{Lock: in.Lock, Transitions: map[string]int{}, Results: map[string]int{}}, ack: map[string]bool{}}
+	v := &verifier{in: &in, res: &Result{Lock: in.Lock, Transitions: map[string]int{}, Results: map[string]int{}}, ack: map[string]bool{}, consumed: map[string]lockstate.Reservation{}}
 	for _, s := range in.Acknowledged {
 		v.ack[s] = true
 	}
 	if in.Checkpoint != nil && in.Base != nil && in.Listed == nil {
-		// Resuming after the checkpoint: its tokens were issued before.
+		// Resuming after the checkpoint: its tokens were issued before,
+		// and its holders' reclaims were verified.
 		v.maxToken = in.Checkpoint.MaxFencingToken
+		for k, r := range in.Checkpoint.Reclaimed {
+			v.consumed[k] = r
+		}
 	}
 	v.run()
 	return v.res
@@ -29,6 +33,7 @@ type verifier struct {
 	res      *Result
 	ack      map[string]bool
 	maxToken int64
+	consumed map[string]lockstate.Reservation
 	// commit-local findings
 	local []Finding
 	// notes
@@ -160,6 +165,18 @@ func (v *verifier) run() {
 		}
 	}
 	res.MaxFencingToken = v.maxToken
+	if n := len(res.Verified); n > 0 {
+		if last := res.Steps[n-1].State; last != nil {
+			for _, h := range last.Holders {
+				if r, ok := v.consumed[h.HolderID]; ok {
+					if res.Reclaimed == nil {
+						res.Reclaimed = map[string]lockstate.Reservation{}
+					}
+					res.Reclaimed[h.HolderID] = r
+				}
+			}
+		}
+	}
 	v.finish()
 }
 
@@ -216,7 +233,10 @@ func (v *verifier) perVersion(ver *Version, prev, next *lockstate.State, win con
 	switch {
 	case len(next.Holders) > maxHolders && len(next.Holders) > prevHolders:
 		v.find(ver, RuleOverCapacity, before, after, fmt.Sprintf("%d holders after this write, above maxHolders %d (the largest in force)", len(next.Holders), maxHolders))
-	case occ > maxHolders && occ > prevOcc:
+	case occ > maxHolders && occ > prevOcc && len(next.Holders) > prevHolders:
+		// Only an admission over-admits: a recovery cooldown may push the
+		// reservations past maxHolders (recover-incident), a reclaim swaps
+		// a reservation for a holder.
 		v.find(ver, RuleOverCapacity, before, after, fmt.Sprintf("%d seats in use after this write (%d holders, %d reservations), above maxHolders %d (the largest in force)",
 			occ, len(next.Holders), len(next.Reservations), maxHolders))
 	}
@@ -245,16 +265,26 @@ func (v *verifier) transition(ver *Version, prev, next *lockstate.State, win con
 	}
 	cfgs := win.variants(prev)
 	t, ok := newTrial(prev, next, cfgs, v.in, ver.Message)
+	if ok {
+		t.consumed = v.consumed
+	}
 	if !ok {
 		v.find(ver, RuleUnexplainedTransition, before, after, "the version does not re-encode")
 		return
 	}
-	kind, result, ok := t.explain()
+	kind, result, ok := t.explain(v.operatorOnly(ver))
 	if !ok && first && drained(next) {
 		kind, result, ok = KindBootstrap, "bootstrap", true
 	}
 	if ok {
 		step.Kind, step.Result, step.Now, step.Config = kind, result, t.now, t.cfg
+		if result == "reclaimed" && len(d.addedHolders) == 1 {
+			for _, r := range d.removedRes {
+				if r.State == lockstate.ReservationQuarantine && r.RunnerID == d.addedHolders[0].RunnerID {
+					v.consumed[d.addedHolders[0].HolderID] = r
+				}
+			}
+		}
 		if kind != KindBootstrap && win.isDefaultsOnly(t.cfg) {
 			v.defaultsOnly++
 		}
@@ -365,6 +395,26 @@ func classify(prev *lockstate.State, d diff, cfgs []lockstate.Config) (Rule, str
 		}
 	}
 	return "", ""
+}
+
+// operatorOnly reports whether the commit's author is an operator and not
+// a writer.
+func (v *verifier) operatorOnly(ver *Version) bool {
+	login := ver.AuthorLogin
+	if login == "" {
+		return false
+	}
+	for _, w := range v.in.Writers {
+		if login == w {
+			return false
+		}
+	}
+	for _, o := range v.in.Operators {
+		if login == o {
+			return true
+		}
+	}
+	return false
 }
 
 // author: the writer App, or an operator for recovery and bootstrap.
