@@ -18,6 +18,7 @@ commands:
   bench      measure the demo workload: API requests per admission, 304 share, handoff gap (make bench)
   emulator   serve the GitHub emulator over HTTP and print its connection details as one JSON line
   status     show holders, queue, reservations and the incident of one lock (table|json|markdown)
+  history    verify every past state of a lock (history verify) and report seat demand with a what-if replay (history report)
   version    print the version
 
 Run "buildlock <command> -h" for a command's flags.
@@ -39,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runEmulator(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = runStatus(ctx, args[1:], stdout, stderr)
+	case "history":
+		err = runHistory(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "buildlock", version)
 	case "help", "-h", "--help":

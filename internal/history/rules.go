@@ -162,8 +162,12 @@ type Result struct {
 	// Rebased is true when a rewrite was acknowledged: the next checkpoint
 	// starts over on the new chain.
 	Rebased bool `json:"rebased,omitempty"`
-	// MaxFencingToken is the largest fencing token seen.
+	// MaxFencingToken is the largest fencing token seen up to the end of
+	// Verified (what the next checkpoint records).
 	MaxFencingToken int64 `json:"max_fencing_token"`
+	// Base is the version the checked commits start from (Input.Base), as
+	// a step: the state at the start of a report window.
+	Base *Step `json:"-"`
 	// Reclaimed are the quarantines consumed by reclaims of the holders of
 	// the last verified version (Checkpoint.Reclaimed).
 	Reclaimed map[string]lockstate.Reservation `json:"-"`

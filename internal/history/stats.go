@@ -109,20 +109,25 @@ type openHold struct {
 	job      int // index in Stats.Jobs, -1 outside the window
 }
 
-// Compute derives the statistics of steps (every verified step from the
-// start of the history or the checkpoint, so the state at the window's
-// start is known) over w.
-func Compute(lock string, steps []Step, w Window) *Stats {
+// Compute derives the statistics of w from base (the version before the
+// first step, nil at the file's creation; Result.Base) and steps (the
+// verified steps after it).
+func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	st := &Stats{Lock: lock, Releases: map[string]int{}}
-	if len(steps) == 0 {
-		return st
-	}
 	st.From, st.To = w.Since, w.Until
 	if st.From.IsZero() {
-		st.From = steps[0].Commit.Time
+		switch {
+		case len(steps) > 0:
+			st.From = steps[0].Commit.Time
+		case base != nil:
+			st.From = base.Commit.Time
+		}
 	}
-	if st.To.IsZero() {
+	if st.To.IsZero() && len(steps) > 0 {
 		st.To = steps[len(steps)-1].Commit.Time
+	}
+	if st.To.Before(st.From) {
+		st.To = st.From
 	}
 	in := func(t time.Time) bool {
 		return !t.Before(st.From) && (w.Until.IsZero() && !t.After(st.To) || t.Before(st.To))
@@ -145,6 +150,16 @@ func Compute(lock string, steps []Step, w Window) *Stats {
 	hours := map[time.Time]int{}
 	var busy, reserved, capacity float64
 	var last *Point
+	if base != nil && base.State != nil {
+		p := Point{Time: base.Commit.Time, Holders: len(base.State.Holders), Reservations: len(base.State.Reservations),
+			Queue: len(base.State.Queue), Seats: max(base.Seats, 1)}
+		last = &p
+		st.Schema, st.Config, st.Seats = base.State.SchemaVersion, base.Config, p.Seats
+		for _, h := range base.State.Holders {
+			acq, _ := lockstate.ParseTime(h.AcquiredAt)
+			open[h.HolderID] = openHold{acquired: acq, job: -1}
+		}
+	}
 	accrue := func(until time.Time) {
 		if last == nil {
 			return

@@ -64,6 +64,9 @@ func (v *verifier) run() {
 			}
 			prev, prevContent = st, string(in.Base.Content)
 		}
+		inForce := window(in.Configs, in.Base.Time, in.staleness()).inForce
+		res.Base = &Step{Commit: in.Base.Commit, State: prev, Seats: inForce.MaxHolders, Config: inForce}
+		v.track(prev)
 	} else if !in.StartProven && len(in.Versions) > 0 {
 		res.Status, res.Incomplete = StatusIncomplete,
 			fmt.Sprintf("the oldest listed commit %s is not where the state file was created: the history is truncated", short(in.Versions[0].SHA))
@@ -149,6 +152,7 @@ func (v *verifier) run() {
 		}
 		if cleanPrefix {
 			res.Verified = append(res.Verified, *ver)
+			res.MaxFencingToken = v.maxToken
 		}
 		c := ver.Commit
 		if res.First == nil {
@@ -164,7 +168,9 @@ func (v *verifier) run() {
 			prev = next
 		}
 	}
-	res.MaxFencingToken = v.maxToken
+	if len(res.Verified) == 0 {
+		res.MaxFencingToken = 0
+	}
 	if n := len(res.Verified); n > 0 {
 		if last := res.Steps[n-1].State; last != nil {
 			for _, h := range last.Holders {

@@ -23,7 +23,7 @@ func TestReportMatchesGroundTruth(t *testing.T) {
 	w, truth := generate(t, busy(21, 160))
 	_, res := verify(t, options(t, w), nil)
 	require.True(t, res.OK(), "%+v", res.FirstViolation)
-	st := history.Compute(histgen.Lock, res.Steps, history.Window{})
+	st := history.Compute(histgen.Lock, res.Base, res.Steps, history.Window{})
 
 	assert.Equal(t, truth.Commits, st.Commits)
 	assert.Equal(t, truth.Admissions, st.Admissions)
@@ -85,7 +85,7 @@ func TestWhatIfAtTheObservedSeatsReproducesTheRun(t *testing.T) {
 	w, truth := generate(t, o)
 	_, res := verify(t, options(t, w), nil)
 	require.True(t, res.OK(), "%+v", res.FirstViolation)
-	st := history.Compute(histgen.Lock, res.Steps, history.Window{})
+	st := history.Compute(histgen.Lock, res.Base, res.Steps, history.Window{})
 	wi := history.RunWhatIf(st)
 	require.Len(t, wi.Scenarios, 4)
 	seats := []int{}
@@ -117,7 +117,7 @@ func TestReportWindow(t *testing.T) {
 	require.NotNil(t, l.Input.Base)
 	assert.True(t, l.Input.Base.Time.Before(mid))
 	assert.False(t, res.First.Time.Before(mid))
-	st := history.Compute(histgen.Lock, res.Steps, history.Window{Since: mid})
+	st := history.Compute(histgen.Lock, res.Base, res.Steps, history.Window{Since: mid})
 	n := 0
 	for _, j := range truth.Jobs {
 		if !j.Admitted.IsZero() && !j.Admitted.Before(mid) {

@@ -45,7 +45,7 @@ func report(t *testing.T) *render.Report {
 		in.ServerURL, in.Writers, in.Operators = histgen.ServerURL, []string{histgen.WriterLogin}, []string{histgen.OperatorLogin}
 		res := history.Verify(in)
 		require.True(t, res.OK(), "%+v", res.FirstViolation)
-		st := history.Compute(histgen.Lock, res.Steps, history.Window{})
+		st := history.Compute(histgen.Lock, res.Base, res.Steps, history.Window{})
 		bad := *res
 		bad.Lock = "seats-<b>&\"x\""
 		bad.Status = history.StatusViolations

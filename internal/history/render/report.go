@@ -59,6 +59,9 @@ func (l LockReport) Headline() string {
 		s = "INCOMPLETE (" + v.Incomplete + ")"
 	default:
 		s = plural(v.Commits, "commit") + " verified, " + plural(v.Violations(), "violation")
+		if n := len(v.Findings) - v.Violations(); n > 0 {
+			s += " (" + plural(n, "acknowledged finding") + ")"
+		}
 	}
 	if l.Remaining > 0 {
 		s += ", " + plural(l.Remaining, "commit") + " left for the next run"

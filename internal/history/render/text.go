@@ -29,7 +29,7 @@ func Text(w io.Writer, r *Report) error {
 			b.WriteString(sideBySide("before (parent version)", f.Before, "after (this commit)", f.After))
 			b.WriteString("\n")
 		}
-		if len(v.Findings) > 1 {
+		if len(v.Findings) > 1 || (len(v.Findings) == 1 && v.FirstViolation == nil) {
 			b.WriteString("findings:\n")
 			for i, f := range v.Findings {
 				if i == maxListed {
