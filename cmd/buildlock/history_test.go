@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHistoryCommandDispatch: `buildlock history` is in the subcommand
@@ -26,4 +28,29 @@ func TestHistoryCommandDispatch(t *testing.T) {
 	var help bytes.Buffer
 	assert.Equal(t, 0, run(context.Background(), []string{"help"}, &help, &errOut))
 	assert.Contains(t, help.String(), "history    verify every past state")
+}
+
+// TestDemoEndsByVerifyingItsHistory: the demo's JSON summary carries the
+// verification of its own lock-state history: every state version
+// verified, no violation, and the report's headline numbers.
+func TestDemoEndsByVerifyingItsHistory(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"demo", "--json", "--jobs", "5", "--runners", "3", "--holders", "2",
+		"--poll", "20ms", "--hold-min", "20ms", "--hold-max", "40ms", "--arrivals", "50ms", "--seed", "9"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var sum struct {
+		StateVersions int `json:"state_versions"`
+		History       struct {
+			Status          string  `json:"status"`
+			CommitsVerified int     `json:"commits_verified"`
+			Violations      int     `json:"violations"`
+			Utilization     float64 `json:"seat_utilization"`
+		} `json:"history"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &sum))
+	assert.Equal(t, "clean", sum.History.Status)
+	assert.Equal(t, sum.StateVersions, sum.History.CommitsVerified)
+	assert.Zero(t, sum.History.Violations)
+	assert.Positive(t, sum.History.Utilization)
 }

@@ -17,11 +17,12 @@ type Window struct {
 // Stats is the seat-demand telemetry of one lock over a window, computed
 // from the verified steps.
 //
-// Time series and rates use GitHub's commit times (one clock for every
-// writer); waits and holds use the state's own timestamps, each taken by one
-// writer: wait = acquiredAt − queuedAt of the admitted holder (its acquire
-// invocation started at queuedAt), hold = the releasing write's clock −
-// acquiredAt.
+// Time series and rates use each commit's time (stepTime: the state's
+// updatedAt when it agrees with GitHub's commit time, which has only whole
+// seconds); waits and holds use the state's own timestamps, each taken by
+// one writer: wait = acquiredAt − queuedAt of the admitted holder (its
+// acquire invocation started at queuedAt), hold = the releasing write's
+// clock − acquiredAt.
 type Stats struct {
 	Lock string    `json:"lock"`
 	From time.Time `json:"from"`
@@ -104,6 +105,23 @@ type RepoStats struct {
 	Hold       Dist   `json:"hold"`
 }
 
+// stepTime is when a step happened on the report's time axis: the state's
+// own updatedAt (millisecond precision) when it agrees with GitHub's commit
+// time (whole seconds) within ClockSkewNote, else the commit time, and
+// never before the previous step (a writer's clock may lag).
+func stepTime(s Step, prev time.Time) time.Time {
+	t := s.Commit.Time
+	if s.State != nil {
+		if u, ok := lockstate.ParseTime(s.State.UpdatedAt); ok && absDur(u.Sub(t)) <= ClockSkewNote {
+			t = u
+		}
+	}
+	if t.Before(prev) {
+		t = prev
+	}
+	return t
+}
+
 type openHold struct {
 	acquired time.Time
 	job      int // index in Stats.Jobs, -1 outside the window
@@ -118,13 +136,17 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	if st.From.IsZero() {
 		switch {
 		case len(steps) > 0:
-			st.From = steps[0].Commit.Time
+			st.From = stepTime(steps[0], time.Time{})
 		case base != nil:
-			st.From = base.Commit.Time
+			st.From = stepTime(*base, time.Time{})
 		}
 	}
 	if st.To.IsZero() && len(steps) > 0 {
-		st.To = steps[len(steps)-1].Commit.Time
+		var t time.Time
+		for _, s := range steps {
+			t = stepTime(s, t)
+		}
+		st.To = t
 	}
 	if st.To.Before(st.From) {
 		st.To = st.From
@@ -151,7 +173,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	var busy, reserved, capacity float64
 	var last *Point
 	if base != nil && base.State != nil {
-		p := Point{Time: base.Commit.Time, Holders: len(base.State.Holders), Reservations: len(base.State.Reservations),
+		p := Point{Time: stepTime(*base, time.Time{}), Holders: len(base.State.Holders), Reservations: len(base.State.Reservations),
 			Queue: len(base.State.Queue), Seats: max(base.Seats, 1)}
 		last = &p
 		st.Schema, st.Config, st.Seats = base.State.SchemaVersion, base.Config, p.Seats
@@ -177,8 +199,13 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 			capacity += float64(last.Seats) * dt
 		}
 	}
+	var prevT time.Time
+	if last != nil {
+		prevT = last.Time
+	}
 	for _, s := range steps {
-		t := s.Commit.Time
+		t := stepTime(s, prevT)
+		prevT = t
 		if !w.Until.IsZero() && !t.Before(w.Until) {
 			break
 		}
