@@ -81,7 +81,7 @@ func TestReportMatchesGroundTruth(t *testing.T) {
 // the median or the tail wait longer on this demand.
 func TestWhatIfAtTheObservedSeatsReproducesTheRun(t *testing.T) {
 	t.Parallel()
-	o := histgen.Options{Seed: 22, Jobs: 150, Seats: 2, Runners: 6, UnsafeEvery: 7, DeadEvery: 17, CooldownSeconds: 45, Interarrival: 3 * time.Minute}
+	o := histgen.Options{Seed: 22, Jobs: 120, Seats: 2, Runners: 6, UnsafeEvery: 7, DeadEvery: 17, CooldownSeconds: 45, Interarrival: 6 * time.Minute}
 	w, truth := generate(t, o)
 	_, res := verify(t, options(t, w), nil)
 	require.True(t, res.OK(), "%+v", res.FirstViolation)

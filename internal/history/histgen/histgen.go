@@ -86,7 +86,7 @@ type Options struct {
 	GiveUpAfter time.Duration
 	// IncidentJob is the 1-based job whose release reports the account limit
 	// (raising the incident the operator recovers after RecoverAfter); 0:
-	// none.
+	// none. It never gives up or dies.
 	IncidentJob int
 	// RecoverAfter is how long the operator takes to recover (default 20m).
 	RecoverAfter time.Duration
@@ -433,7 +433,7 @@ func (g *gen) plan() {
 		g.holds = append(g.holds, g.seconds(hold))
 		g.byHolder[id.HolderID] = i
 		g.truth.Jobs = append(g.truth.Jobs, JobTruth{HolderID: id.HolderID, Repository: repo, Runner: id.RunnerID, Arrival: at,
-			Dead: g.o.DeadEvery > 0 && (i+1)%g.o.DeadEvery == 0})
+			Dead: g.o.DeadEvery > 0 && (i+1)%g.o.DeadEvery == 0 && i+1 != g.o.IncidentJob})
 		g.push(at, evArrive, i)
 	}
 	if g.o.DeadEvery > 0 {
@@ -572,7 +572,9 @@ func (g *gen) handle(e event) error {
 			g.truth.Seats = g.cfg.MaxHolders
 			g.truth.SeatChanges = append(g.truth.SeatChanges, SeatChange{At: g.now(), Seats: g.cfg.MaxHolders})
 		}
-		if g.o.GiveUpAfter > 0 {
+		if g.o.GiveUpAfter > 0 && e.job+1 != g.o.IncidentJob {
+			// The incident job waits as long as it takes: its release
+			// raises the incident.
 			g.push(g.now().Add(g.o.GiveUpAfter), evGiveUp, e.job)
 		}
 		_, err := g.acquire(e.job)
