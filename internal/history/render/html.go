@@ -142,17 +142,21 @@ func htmlVerify(b *strings.Builder, v *history.Result) {
 const maxListed = 50
 
 type eventRow struct {
-	name string
-	n    int
+	id, name string
+	n        int
 }
 
 func eventRows(st *history.Stats) []eventRow {
 	return []eventRow{
-		{"admissions", st.Admissions}, {"queue joins", st.Joins}, {"gave up waiting (timeout or cancellation)", st.GaveUp},
-		{"finished waiters dropped by the reaper", st.DroppedWaiters}, {"stale holders reaped", st.ReaperQuarantines},
-		{"quarantines recovered by an operator", st.Recoveries}, {"quarantines auto-recovered by the reaper", st.AutoRecoveries},
-		{"same-runner reclaims", st.Reclaims}, {"account incidents", st.Incidents}, {"incident recoveries", st.IncidentRecoveries},
-		{"longest queue", st.MaxQueue},
+		{"admissions", "admissions", st.Admissions}, {"joins", "queue joins", st.Joins},
+		{"gave-up", "gave up waiting (timeout or cancellation)", st.GaveUp},
+		{"dropped-waiters", "finished waiters dropped by the reaper", st.DroppedWaiters},
+		{"reaped-holders", "stale holders reaped", st.ReaperQuarantines},
+		{"operator-recoveries", "quarantines recovered by an operator", st.Recoveries},
+		{"auto-recoveries", "quarantines auto-recovered by the reaper", st.AutoRecoveries},
+		{"reclaims", "same-runner reclaims", st.Reclaims}, {"incidents", "account incidents", st.Incidents},
+		{"incident-recoveries", "incident recoveries", st.IncidentRecoveries},
+		{"", "longest queue", st.MaxQueue},
 	}
 }
 

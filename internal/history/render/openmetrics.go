@@ -84,10 +84,10 @@ func OpenMetrics(w io.Writer, r *Report) error {
 			continue
 		}
 		for _, row := range eventRows(l.Stats) {
-			if row.name == "longest queue" {
+			if row.id == "" {
 				continue
 			}
-			events = append(events, sample{labels: []string{"lock", l.Lock, "event", row.name}, value: float64(row.n)})
+			events = append(events, sample{labels: []string{"lock", l.Lock, "event", row.id}, value: float64(row.n)})
 		}
 	}
 	family("buildlock_history_events", "gauge", "Events of the window by kind.", events)

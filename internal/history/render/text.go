@@ -141,7 +141,7 @@ func align(a, b []string) []linePair {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
 			out = append(out, linePair{left: &a[i], right: &b[j]})
 			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
 			out = append(out, linePair{right: &b[j]})
 			j++
 		default:
