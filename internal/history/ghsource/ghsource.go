@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -204,12 +205,20 @@ func Load(ctx context.Context, o Options, cp *history.Checkpoint) (*Loaded, erro
 		out.Remaining = len(commits) - o.MaxCommits
 		commits = commits[:o.MaxCommits]
 	}
-	if out.Input.Versions, err = r.versions(ctx, commits); err != nil {
-		return nil, err
-	}
 	if out.Input.Configs, err = r.configs(ctx, out.DefaultBranch); err != nil {
 		return nil, err
 	}
+	versions, err := r.versions(ctx, commits)
+	switch {
+	case err != nil && len(versions) == 0:
+		return nil, err
+	case err != nil:
+		// The versions before the first that could not be read are still
+		// verified (so a checkpoint keeps that progress); the history is
+		// incomplete, which is never a pass.
+		out.Input.Incomplete = fmt.Sprintf("%d of %d commits read; then %v", len(versions), len(commits), err)
+	}
+	out.Input.Versions = versions
 	out.Counts = r.n
 	return out, nil
 }
@@ -336,41 +345,46 @@ func reverse[T any](s []T) {
 }
 
 // versions reads every commit's version, Concurrency at a time, in order.
-// The first failure cancels the reads still running and is returned.
+// After a failure no new read starts; the reads in flight finish (at most
+// Concurrency − 1 wasted), and the versions before the first commit that
+// could not be read are returned with its error.
 func (r *reader) versions(ctx context.Context, commits []history.Commit) ([]history.Version, error) {
 	out := make([]history.Version, len(commits))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	errs := make([]error, len(commits))
 	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
+		wg     sync.WaitGroup
+		failed atomic.Bool
 	)
 	sem := make(chan struct{}, r.o.Concurrency)
+	started := 0
 	for i := range commits {
 		sem <- struct{}{}
-		if ctx.Err() != nil {
+		if failed.Load() || ctx.Err() != nil {
 			<-sem
 			break
 		}
+		started++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			v, err := r.version(ctx, commits[i])
-			if err != nil {
-				once.Do(func() { first = err; cancel() })
-				return
+			if out[i], errs[i] = r.version(ctx, commits[i]); errs[i] != nil {
+				failed.Store(true)
 			}
-			out[i] = v
 		}()
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
+	for i := range started {
+		if errs[i] != nil {
+			return out[:i], errs[i]
+		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if started < len(commits) {
+		err := ctx.Err()
+		if err == nil {
+			err = errors.New("reads stopped")
+		}
+		return out[:started], err
 	}
 	return out, nil
 }

@@ -204,3 +204,31 @@ func TestNoWriteEverHappensWhileReading(t *testing.T) {
 		assert.True(t, strings.HasPrefix(route, http.MethodGet+" "), route)
 	}
 }
+
+// TestUnreadableVersionKeepsTheVerifiedPrefix: when one version cannot be
+// read (here: every read at one commit fails), the versions before it are
+// still verified and the checkpoint advances over them; the run is
+// incomplete, never a pass, and the next run continues there.
+func TestUnreadableVersionKeepsTheVerifiedPrefix(t *testing.T) {
+	t.Parallel()
+	w, truth := generate(t, histgen.Options{Seed: 8, Jobs: 20})
+	hist := w.Emulator.History(histgen.Owner, histgen.Repo, histgen.Branch, histgen.StatePath)
+	broken := hist[10].CommitSHA
+	o := options(t, w)
+	o.Client = clientWith(t, w, rewriting{base: w.Emulator.Transport(), edit: func(req *http.Request, resp *http.Response) {
+		if strings.Contains(req.URL.Path, "/contents/") && req.URL.Query().Get("ref") == broken {
+			resp.StatusCode, resp.Status = http.StatusBadGateway, "502 Bad Gateway"
+		}
+	}})
+	l, res := verify(t, o, nil)
+	assert.Contains(t, l.Input.Incomplete, "10 of")
+	assert.Equal(t, history.StatusIncomplete, res.Status)
+	assert.False(t, res.OK())
+	require.Len(t, res.Verified, 10)
+	cp := history.NextCheckpoint(nil, res, histgen.Owner+"/"+histgen.Repo, histgen.Branch, w.Clock.Now())
+	assert.Equal(t, hist[9].CommitSHA, cp.Head.SHA)
+
+	_, res = verify(t, options(t, w), cp)
+	assert.True(t, res.OK(), "%+v", res.FirstViolation)
+	assert.Equal(t, truth.Commits-10, res.Commits)
+}
