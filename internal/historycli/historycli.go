@@ -1,6 +1,7 @@
 package historycli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/ghsource"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/render"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -203,6 +205,34 @@ func clockOf(d Deps) clock.Clock {
 		return clock.Real{}
 	}
 	return d.Clock
+}
+
+// parse sets fs's usage text, parses args and validates the shared flags.
+func (c *common) parse(fs *flag.FlagSet, args []string, getenv func(string) string, usage, about string) error {
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fmt.Fprintln(fs.Output(), "\n"+about)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return c.validate(getenv)
+}
+
+// writeSummary appends rep as Markdown to path ("" = no summary).
+func writeSummary(path string, rep *render.Report) error {
+	if path == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := render.Markdown(&b, rep); err != nil {
+		return err
+	}
+	if err := appendFile(path, b.String()); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
 }
 
 // parse parses fs, mapping -h to flag.ErrHelp and anything else to ErrUsage.

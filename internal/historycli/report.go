@@ -1,7 +1,6 @@
 package historycli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -36,15 +35,9 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 	output := fs.String("output", "", "write the report to this file instead of standard output")
 	summary := fs.String("summary", "", "also append the Markdown report to this file (e.g. \"$GITHUB_STEP_SUMMARY\")")
 	whatIf := fs.Bool("what-if", true, "replay the window's demand with N-1, N, N+1 and N+2 seats")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: buildlock history report --repo OWNER/REPO --lock NAME --writer LOGIN [--since 7d] [--until TIME] [--format html|markdown|json|openmetrics] [--output FILE]")
-		fmt.Fprintln(fs.Output(), "\nSeat-demand telemetry from the state history (docs/history.md): waits, holds, utilization, queue depth, admissions per hour, reaper and recovery events, and the what-if replay. The window's commits are verified too. Exit 0: report written; 1: a history could not be read completely; 2: usage.")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.validate(getenv); err != nil {
+	if err := c.parse(fs, args, getenv,
+		"usage: buildlock history report --repo OWNER/REPO --lock NAME --writer LOGIN [--since 7d] [--until TIME] [--format html|markdown|json|openmetrics] [--output FILE]",
+		"Seat-demand telemetry from the state history (docs/history.md): waits, holds, utilization, queue depth, admissions per hour, reaper and recovery events, and the what-if replay. The window's commits are verified too. Exit 0: report written; 1: a history could not be read completely; 2: usage."); err != nil {
 		return err
 	}
 	switch *format {
@@ -131,14 +124,8 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if *summary != "" {
-		var b bytes.Buffer
-		if err := render.Markdown(&b, rep); err != nil {
-			return err
-		}
-		if err := appendFile(*summary, b.String()); err != nil {
-			return fmt.Errorf("write summary: %w", err)
-		}
+	if err := writeSummary(*summary, rep); err != nil {
+		return err
 	}
 	for _, l := range rep.Locks {
 		fmt.Fprintf(stderr, "lock %s: %s\n", l.Lock, l.Headline())

@@ -1,7 +1,6 @@
 package historycli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -41,15 +40,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	issueTokenEnv := fs.String("issue-token-env", "GITHUB_TOKEN", "environment variable holding the token that writes the alert issue")
 	issueAuthor := fs.String("issue-author", "", "login that authors the alert issue (default github-actions[bot], the workflow token's account)")
 	summary := fs.String("summary", "", "append the Markdown report to this file (e.g. \"$GITHUB_STEP_SUMMARY\")")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: buildlock history verify --repo OWNER/REPO --lock NAME --writer LOGIN [--operator LOGIN] [--checkpoint-dir DIR] [--acknowledge SHA] [--format text|json] [--issue]")
-		fmt.Fprintln(fs.Output(), "\nVerifies every commit of locks/<lock>.json on the state branch (docs/history.md). Exit 0: clean; 1: a violation, an incomplete or unreadable history; 2: usage.")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.validate(getenv); err != nil {
+	if err := c.parse(fs, args, getenv,
+		"usage: buildlock history verify --repo OWNER/REPO --lock NAME --writer LOGIN [--operator LOGIN] [--checkpoint-dir DIR] [--acknowledge SHA] [--format text|json] [--issue]",
+		"Verifies every commit of locks/<lock>.json on the state branch (docs/history.md). Exit 0: clean; 1: a violation, an incomplete or unreadable history; 2: usage."); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
@@ -114,14 +107,8 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if *summary != "" {
-		var b bytes.Buffer
-		if err := render.Markdown(&b, rep); err != nil {
-			return err
-		}
-		if err := appendFile(*summary, b.String()); err != nil {
-			return fmt.Errorf("write summary: %w", err)
-		}
+	if err := writeSummary(*summary, rep); err != nil {
+		return err
 	}
 	violated := false
 	for _, l := range rep.Locks {
