@@ -20,6 +20,7 @@ commands:
   status     show holders, queue, reservations and the incident of one lock (table|json|markdown)
   doctor     check a lock repository's installation: Apps, permissions, branches, configs, reaper
   policy     policy check [path]: the organization's workflow policy on a local checkout (docs/enrollment.md)
+  history    verify every past state of a lock (history verify) and report seat demand with a what-if replay (history report)
   version    print the version
 
 Run "buildlock <command> -h" for a command's flags.
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDoctor(ctx, args[1:], stdout, stderr)
 	case "policy":
 		err = runPolicy(ctx, args[1:], stdout, stderr)
+	case "history":
+		err = runHistory(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "buildlock", version)
 	case "help", "-h", "--help":

@@ -209,6 +209,8 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	rep := checker.Check(versions, checker.Input{Lock: lock, MaxHolders: opts.MaxHolders, Removals: w.removals()})
 	sum := summarize(opts, w, rep, em.Metrics(), elapsed)
 	sum.StaleRecovery = w.staleRecoveries(versions)
+	// The demo ends by verifying its own lock-state history.
+	sum.History = verifyHistory(ctx, em, apiURL)
 	if !opts.Quiet {
 		fmt.Fprintln(out)
 	}

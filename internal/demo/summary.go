@@ -44,6 +44,9 @@ type Summary struct {
 	// the reaper quarantined the seat and when and how it returned to
 	// service.
 	StaleRecovery []StaleRecovery `json:"stale_recovery"`
+	// History is `buildlock history verify` run on the demo's own state
+	// history at its end, with the report's headline.
+	History *HistorySummary `json:"history,omitempty"`
 }
 
 // AdmissionRow is one admission in commit order.
@@ -94,7 +97,7 @@ type StatF struct {
 // OK reports whether every safety invariant held and every live job
 // finished.
 func (s *Summary) OK() bool {
-	return len(s.Violations) == 0 && len(s.FailedJobs) == 0 && s.SeatsNotReturned() == 0
+	return len(s.Violations) == 0 && len(s.FailedJobs) == 0 && s.SeatsNotReturned() == 0 && (s.History == nil || s.History.OK())
 }
 
 // SeatsNotReturned counts dead holders whose seat never came back.
@@ -268,6 +271,9 @@ func (s *Summary) Render(out io.Writer) {
 		}
 		fmt.Fprintf(out, "  stale recovery: %s on %s died at +%.2fs, quarantined by the reaper at +%.2fs, back in service at +%.2fs by %s (%.2fs after death)\n",
 			r.Job, r.Runner, float64(r.DiedAtMS)/1000, float64(r.QuarantinedAtMS)/1000, float64(r.BackInServiceAtMS)/1000, r.How, float64(r.RecoveryMS)/1000)
+	}
+	if s.History != nil {
+		s.History.render(out)
 	}
 	if s.OK() {
 		fmt.Fprintln(out, "  result: OK")

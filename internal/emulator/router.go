@@ -43,6 +43,7 @@ var routes = buildRoutes([]route{
 	{method: "GET", pattern: "/repos/{owner}/{repo}/git/commits/{sha}", h: hGetCommit},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/git/trees/{tree_sha...}", h: hGetTree},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/git/blobs/{file_sha}", h: hGetBlob},
+	{method: "GET", pattern: "/repos/{owner}/{repo}/commits", h: hListCommits},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/branches/{branch...}", h: hGetBranch},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents", h: hGetContents},
 	{method: "GET", pattern: "/repos/{owner}/{repo}/contents/{path...}", h: hGetContents},

@@ -35,6 +35,10 @@ type Config struct {
 	Schema int
 	// Debug fills Report.Debug with every process's stdout.
 	Debug bool
+	// Inspect, when set, is called with the emulator after every actor
+	// stopped and before the audit, inside the bubble (the history tests
+	// read the seed's lock-state history back through its REST API).
+	Inspect func(em *emulator.Emulator)
 }
 
 // Report is what one seed did and found.
@@ -226,6 +230,9 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	stopBG()
 	bgwg.Wait()
 
+	if c.Inspect != nil {
+		c.Inspect(s.em)
+	}
 	rep := s.audit(healed, jobsDone, liveWaiting)
 	rep.Seed = seed
 	if c.Debug {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ghsource_test
+
+const raceEnabled = false
