@@ -81,7 +81,7 @@ func TestSecondaryPointsPerEndpoint(t *testing.T) {
 	first := get("locks/x.json") // 6
 	require.Equal(t, http.StatusOK, first.status)
 	require.Equal(t, http.StatusNotModified, get("locks/x.json", "If-None-Match", first.header.Get("ETag")).status) // 7
-	require.Equal(t, http.StatusOK, get("README.md").status)                                                         // 8: same route template
+	require.Equal(t, http.StatusOK, get("README.md").status)                                                        // 8: same route template
 	res := get("locks/x.json")
 	require.Equal(t, http.StatusForbidden, res.status)
 	require.Equal(t, "60", res.header.Get("Retry-After"))
