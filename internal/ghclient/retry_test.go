@@ -180,9 +180,13 @@ func TestServerDirectedWaits(t *testing.T) {
 		{"fraction ignored", 503, hdr("Retry-After", "1.5"), 0, false, ms(500)},
 		{"negative ignored", 503, hdr("Retry-After", "-5"), 0, false, ms(500)},
 		{"suffix ignored", 503, hdr("Retry-After", "5s"), 0, false, ms(500)},
-		{"ceiling 60s attempt-bounded", 429, hdr("Retry-After", "120"), 0, false, 60 * time.Second},
-		{"full honor under deadline", 429, hdr("Retry-After", "120"), 10 * time.Minute, false, 120 * time.Second},
-		{"deadline clamps the wait", 429, hdr("Retry-After", "120"), 30 * time.Second, false, 30 * time.Second},
+		{"ceiling 60s attempt-bounded", 503, hdr("Retry-After", "120"), 0, false, 60 * time.Second},
+		{"full honor under deadline", 503, hdr("Retry-After", "120"), 10 * time.Minute, false, 120 * time.Second},
+		{"deadline clamps the wait", 503, hdr("Retry-After", "120"), 30 * time.Second, false, 30 * time.Second},
+		// A secondary limit (a 429, or a 403 with Retry-After) is honored
+		// in full even attempt-bounded (R-F4 extended, issue 14).
+		{"secondary limit honored in full attempt-bounded", 429, hdr("Retry-After", "120"), 0, false, 120 * time.Second},
+		{"secondary limit without Retry-After waits a minute", 403, hdr("X-RateLimit-Remaining", "4000"), 0, false, time.Minute},
 		{"primary reset within the ceiling waited attempt-bounded", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 0, true, 30 * time.Second},
 		{"primary reset within the ceiling waited without opt-in", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, false, 30 * time.Second},
 		{"primary reset waited under deadline", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, true, 30 * time.Second},
@@ -195,7 +199,11 @@ func TestServerDirectedWaits(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
 			h.clock.Set(start)
-			h.srv.on("GET", repoPath, reply{status: tc.status, header: tc.header, body: msg("rate limited")}, reply{body: okRepo})
+			body := msg("rate limited")
+			if strings.HasPrefix(tc.name, "secondary") {
+				body = msg("You have exceeded a secondary rate limit")
+			}
+			h.srv.on("GET", repoPath, reply{status: tc.status, header: tc.header, body: body}, reply{body: okRepo})
 			b := Budget{WaitPrimaryReset: tc.waitReset}
 			if tc.deadline > 0 {
 				b.Deadline = start.Add(tc.deadline)
@@ -481,7 +489,8 @@ func TestRateLimitPrecheckNeverShortCircuits(t *testing.T) {
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	assert.Equal(t, 4, len(h.srv.requests()), "requests actually sent")
-	eqSleeps(t, h.clock.Sleeps(), 60*time.Second)
+	// A secondary limit's Retry-After is honored in full (issue 14).
+	eqSleeps(t, h.clock.Sleeps(), 600*time.Second)
 }
 
 func TestSyntheticPrecheckErrorIsRateLimited(t *testing.T) {
