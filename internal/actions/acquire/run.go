@@ -119,6 +119,19 @@ type acquirer struct {
 	// cfgCapped: the last config refresh could not read the file, so
 	// capacity is capped at the safe default until a read succeeds.
 	cfgCapped bool
+	// arrival is the arrival snapshot of the first state read: the entry
+	// is inserted by arrival (lockstate.AcquireRequest.Arrival), so a lost
+	// or spread-out join never costs queue position.
+	arrival *lockstate.Arrival
+	// joinSpread: the first join write was already spread out (burst.go).
+	joinSpread bool
+	// secondaryWarned is the end of the secondary-limit wait last reported.
+	secondaryWarned time.Time
+	// holders and observedHold estimate hold times for the poll schedule:
+	// each holder's acquiredAt as last seen, and the last hold observed to
+	// end.
+	holders      map[string]time.Time
+	observedHold time.Duration
 }
 
 // run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
@@ -190,7 +203,7 @@ func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
 
 // req is the AcquireRequest of this invocation.
 func (q *acquirer) req() lockstate.AcquireRequest {
-	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease}
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease, Arrival: q.arrival}
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)
