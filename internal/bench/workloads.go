@@ -480,7 +480,10 @@ type Result struct {
 	// window directed (Retry-After, or the client's 60 s minimum): an upper
 	// bound of the wait the limits added.
 	SecondaryWaitS float64 `json:"secondary_limit_wait_s"`
-	Seeds          int     `json:"seeds"`
+	// InstallChargedByKind is what the writer installation's charged
+	// requests in the window were.
+	InstallChargedByKind map[string]int `json:"installation_charged_by_kind"`
+	Seeds                int            `json:"seeds"`
 
 	MaxHolders int      `json:"max_concurrent_holders"`
 	Violations []string `json:"violations"`
@@ -604,6 +607,12 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	r.PeakStateReads, _ = peakOf(inWindow, isStateRead)
 	r.MaxDisplacement = maxDisplacement(jobs, rep.Admissions)
 	r.Seeds = 1
+	r.InstallChargedByKind = map[string]int{}
+	for _, rec := range inWindow {
+		if rec.Charged && rec.Credential == writerInst {
+			r.InstallChargedByKind[requestKind(rec)]++
+		}
+	}
 	for _, rec := range inWindow {
 		if isSecondary(rec) {
 			w := time.Minute

@@ -193,6 +193,13 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
 		}
 		d, _ := c.delay(o, attempt, rb, now)
+		if o.secondary && op.Mutation {
+			// A write the limit refused is not replayed after the wait: its
+			// compare-and-swap base is stale by then. The caller re-reads
+			// (the store) and the client holds every request back until
+			// the wait ends.
+			return c.finalError(name, rb, attempt, maybeApplied, o)
+		}
 		if o.secondary {
 			// awaitSecondary sleeps before the next attempt, or ends the
 			// call unsent when its deadline comes first.

@@ -61,20 +61,33 @@ func NewArrival(s *State) *Arrival {
 // 166 cycles per hour within the 500 content writes per hour).
 const MaxQueueEntries = 1000
 
-// insertPosition is where a new entry joins under arrival insertion: right
-// after the last entry that was already queued when the caller arrived, so
-// ahead of every entry that joined after it arrived (bounded by the clock,
-// not by it: the snapshot is the caller's own read, so no other writer's
-// clock is trusted). With no earlier entry left it joins at the head.
-func insertPosition(q []Entry, a *Arrival) int {
+// insertPosition is where a new entry e joins under arrival insertion:
+// after every entry that was already queued when the caller arrived (its
+// own read, so no other writer's clock is trusted for those), then by
+// arrival time among the entries that joined since: past each one whose
+// queuedAt (its acquire's start) is not after e's. A skewed clock can
+// therefore only reorder e among entries that joined while e was joining.
+// With no earlier entry left it joins at the head.
+func insertPosition(q []Entry, a *Arrival, e Entry) int {
 	if a == nil {
 		return len(q)
 	}
 	pos := 0
-	for i, e := range q {
-		if a.Queued[e.HolderID] {
+	for i, x := range q {
+		if a.Queued[x.HolderID] {
 			pos = i + 1
 		}
+	}
+	mine, ok := ParseTime(e.QueuedAt)
+	if !ok {
+		return len(q)
+	}
+	for pos < len(q) {
+		t, ok := ParseTime(q[pos].QueuedAt)
+		if a.Queued[q[pos].HolderID] || (ok && t.After(mine)) {
+			break
+		}
+		pos++
 	}
 	return pos
 }
@@ -202,7 +215,7 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 				"acquire %s: the queue already holds %d entries, the most one lock supports (about %d KB of state); wait for it to drain or shard the lock (docs/performance.md)",
 				s.Lock, len(work.Queue), len(work.Queue)*400/1000))
 		}
-		qi = insertPosition(work.Queue, req.Arrival)
+		qi = insertPosition(work.Queue, req.Arrival, want)
 		inserted = qi < len(work.Queue)
 		work.Queue = append(work.Queue[:qi:qi], append([]Entry{want}, work.Queue[qi:]...)...)
 		changed = true

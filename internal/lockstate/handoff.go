@@ -26,6 +26,14 @@ func HandoffAllowed(s *State) bool {
 	return s != nil && s.SchemaVersion <= HandoffMaxSchema && !(s.SchemaVersion >= 5 && s.ActiveIncident != nil)
 }
 
+// migrationPending reports a config flag that asks for a schema above s's:
+// Acquire would migrate (or refuse until the lock drains).
+func migrationPending(s *State, cfg Config) bool {
+	v := s.SchemaVersion
+	return cfg.RunnerSerialization && v < 3 || cfg.ResourceLifecycle && v < 4 ||
+		cfg.AccountHealth && v < 5 || cfg.FencedAdmission && v < FencedSchemaVersion
+}
+
 // HandoffDecision describes what Handoff did.
 type HandoffDecision struct {
 	// Admitted lists the holderIds admitted, in admission order.
@@ -50,8 +58,10 @@ type HandoffDecision struct {
 // once (schema 6); the fencing counter issues it the next token (schema
 // 6). Same-runner quarantine reclaims are left to the reclaiming job itself
 // (it must consume its runner's quarantine in its own admission). Nothing
-// is admitted while an incident is active (schema 5) or when no seat is free
-// (a cooldown or quarantine occupies its seat). The holder's acquiredAt is
+// is admitted while an incident is active (schema 5), while cfg asks for a
+// schema migration (the waiters' own polls refuse until the lock drains, so
+// a handed seat would be held by a job that cannot learn it holds it), or
+// when no seat is free (a cooldown or quarantine occupies its seat). The holder's acquiredAt is
 // now and its expiresAt now + HandoffLease; its entry is the queue entry's
 // (queuedAt and jobId kept). Expired cooldowns are pruned first, as
 // Acquire does (a handoff that admits nobody changes nothing). s is never
@@ -67,7 +77,7 @@ func Handoff(s *State, cfg Config, now time.Time) (*State, HandoffDecision, erro
 		return nil, HandoffDecision{}, err
 	}
 	var dec HandoffDecision
-	if s.SchemaVersion >= 5 && s.ActiveIncident != nil {
+	if s.SchemaVersion >= 5 && s.ActiveIncident != nil || migrationPending(s, cfg) {
 		return s.Clone(), dec, nil
 	}
 	work := s.Clone()

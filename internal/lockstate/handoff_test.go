@@ -121,6 +121,11 @@ func TestHandoff(t *testing.T) {
 				assert.Equal(t, 2, out.Queue[0].Overtakes)
 				assert.Equal(t, []string{a.HolderID, d.HolderID}, queueOf(out), "a reached maxOvertakes: d waits behind it")
 			}},
+		{name: "not while the config asks for a migration", state: func() *State {
+			s := stateAt(2)
+			s.Queue = []Entry{entryFor(a, 2)}
+			return s
+		}, cfg: Config{MaxHolders: 2, RunnerSerialization: true}},
 		{name: "schema 2 admits in queue order", state: func() *State {
 			s := stateAt(2)
 			s.Queue = []Entry{entryFor(a, 2), entryFor(c, 2)}
@@ -161,13 +166,17 @@ func TestHandoffAllowed(t *testing.T) {
 func TestAcquireInsertsByArrival(t *testing.T) {
 	t.Parallel()
 	a, b, c, d, late := ident(1, "r1"), ident(2, "r2"), ident(3, "r3"), ident(4, "r4"), ident(5, "r5")
+	// late arrived (started its acquire) before b, c and d did.
+	b.QueuedAt, c.QueuedAt, d.QueuedAt = t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(3*time.Second)
+	early := ident(6, "r6")
+	early.QueuedAt = t0.Add(-time.Second)
 	now := t0.Add(time.Minute)
 	cfg := Config{MaxHolders: 1, RunnerSerialization: true}
 	full := func(q ...Identity) *State {
 		s := stateAt(3)
 		s.Holders = []Holder{holderFor(ident(9, "r9"), 3)}
 		for _, id := range q {
-			s.Queue = append(s.Queue, entryFor(id, 3))
+			s.Queue = append(s.Queue, id.entry(3, t0))
 		}
 		return s
 	}
@@ -178,6 +187,11 @@ func TestAcquireInsertsByArrival(t *testing.T) {
 	assert.Equal(t, OutcomeQueued, dec.Outcome)
 	assert.Equal(t, 2, dec.Position)
 	assert.Equal(t, []string{a.HolderID, late.HolderID, b.HolderID, c.HolderID, d.HolderID}, queueOf(out))
+	// Among the entries that joined after it arrived, one that arrived
+	// earlier (by its queuedAt) stays ahead.
+	out, _, err = Acquire(full(a, early, b), cfg, AcquireRequest{Identity: late, Lease: lease, Arrival: arrival}, now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{a.HolderID, early.HolderID, late.HolderID, b.HolderID}, queueOf(out))
 	// Without an arrival snapshot it appends (the reference behaviour).
 	out, _, err = Acquire(full(a, b), cfg, AcquireRequest{Identity: late, Lease: lease}, now)
 	require.NoError(t, err)

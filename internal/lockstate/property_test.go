@@ -363,7 +363,8 @@ func (m *sim) handoff() {
 			if w.HolderID == hid {
 				break
 			}
-			if m.wouldAdmit(st, w) {
+			if _, wd, err := Acquire(st, m.cfg, AcquireRequest{Identity: entryIdentity(w), Lease: time.Hour}, m.now); err == nil &&
+				wd.Outcome == OutcomeAdmitted && !wd.QuarantineRecovered {
 				m.t.Fatalf("handoff admitted %s past %s, who could have been admitted", hid, w.HolderID)
 			}
 		}

@@ -279,6 +279,13 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			res.Conflicts++
 		case ghclient.IsConflict(err):
 			res.Conflicts++
+		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
+			// Refused by a secondary rate limit, nothing written: the next
+			// round re-reads once the client's wait ends (the client sends
+			// nothing before), so the write is decided on a fresh state.
+			s.forget()
+			base = nil
+			continue
 		default:
 			if mayHaveApplied(err) {
 				res.Ambiguous = true

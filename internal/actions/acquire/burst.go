@@ -59,25 +59,29 @@ func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
 
 // conflictDelay is the wait after a join that lost its compare-and-swap
 // race conflictStreak times in a row: an exponentially growing window
-// (2 s, 4 s, ... up to MaxConflictBackoff) widened to the burst's join
-// window, drawn from its upper half, and capped by half the expected wait.
+// (2 s, 4 s, ... up to MaxConflictBackoff: a job that keeps losing is the
+// evidence of many joining at once) widened to the burst's join
+// window, drawn from its upper half. Its arrival insertion keeps its place
+// however long it waits, as long as it joins before its turn
+// (joinETA bounds the widening, never the exponential part).
 func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
-	window := min(acquireConflictDelay<<min(q.conflictStreak, 5), MaxConflictBackoff)
+	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
 	n := coArrivals(s, q.now())
-	window = max(window, min(time.Duration(n)*JoinSpacing, MaxJoinSpread))
-	if eta := q.joinETA(s) / 2; eta < window {
-		window = max(eta, 2*acquireConflictDelay)
+	if n >= burstFactor*max(q.cfg.MaxHolders, 1) {
+		window = max(window, min(time.Duration(n)*JoinSpacing, MaxJoinSpread, q.joinETA(s)/2))
 	}
 	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))
 }
 
 // joinETA estimates how long until a job that joins now gets its turn: the
-// entries ahead of it (those of its arrival snapshot still queued) over the
-// seats, times the hold estimate.
+// entries that will be ahead of it (those of its arrival snapshot still
+// queued, and those that started their acquire no later than it did) over
+// the seats, times the hold estimate.
 func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
 	ahead := 0
 	for _, e := range s.Queue {
-		if q.arrival == nil || q.arrival.Queued[e.HolderID] {
+		t, ok := lockstate.ParseTime(e.QueuedAt)
+		if q.arrival == nil || q.arrival.Queued[e.HolderID] || (ok && !t.After(q.id.QueuedAt)) {
 			ahead++
 		}
 	}
@@ -88,30 +92,37 @@ func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
 	return time.Duration(int64(turns) * int64(q.holdEstimate(s)) / int64(max(q.cfg.MaxHolders, 1)))
 }
 
-// observe records the holders of s for the hold estimate: a holder seen
-// before and gone now held its seat about now − its acquiredAt.
+// observe paces the hold estimate by what this waiter saw: its admissible
+// rank fell by k over the time since its previous poll, so the seats turned
+// over k times in that time, one hold per seat every Seats × elapsed / k.
+// (Holders' own timestamps cannot tell how many holds passed between two
+// polls far apart.) A rise (an earlier arrival inserted ahead) or no move
+// leaves the estimate as it was.
 func (q *acquirer) observe(s *lockstate.State) {
 	now := q.now()
-	seen := make(map[string]time.Time, len(s.Holders))
-	for _, h := range s.Holders {
-		if t, ok := lockstate.ParseTime(h.AcquiredAt); ok {
-			seen[h.HolderID] = t
-		}
+	rank := admissibleRank(s, q.cfg, q.id.HolderID)
+	if q.rankAt.IsZero() || rank < 0 {
+		q.rank, q.rankAt = rank, now
+		return
 	}
-	for id, t := range q.holders {
-		if _, still := seen[id]; !still && id != q.id.HolderID {
-			if d := now.Sub(t); d > 0 && d < 24*time.Hour {
-				q.observedHold = d
-			}
-		}
+	if q.rank >= 0 && rank < q.rank {
+		elapsed := now.Sub(q.rankAt)
+		q.observedHold = time.Duration(int64(elapsed) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rank-rank))
 	}
-	q.holders = seen
+	if rank != q.rank {
+		q.rank, q.rankAt = rank, now
+	}
 }
 
-// holdEstimate is how long a seat is held: the last hold observed to end,
-// or the age of the oldest current holder if longer, at least poll-seconds.
+// holdEstimate is how long a seat is held: the pace observe measured or,
+// before it measured one, the age of the oldest current holder (a lower
+// bound), at least poll-seconds. It only paces polling; safety never
+// depends on it.
 func (q *acquirer) holdEstimate(s *lockstate.State) time.Duration {
-	est := max(q.s.poll, q.observedHold)
+	if q.observedHold > 0 {
+		return max(q.s.poll, q.observedHold)
+	}
+	est := q.s.poll
 	now := q.now()
 	for _, h := range s.Holders {
 		if t, ok := lockstate.ParseTime(h.AcquiredAt); ok {
@@ -141,5 +152,10 @@ func (q *acquirer) waitSecondary(ctx context.Context, err error) error {
 		q.a.Warning(fmt.Sprintf("GitHub's secondary rate limit holds back requests for %s until %s; this job keeps its place and waits (timeout-minutes still applies).",
 			q.s.target.Lock, until.UTC().Format(time.RFC3339)))
 	}
-	return q.sleep(ctx, max(until.Sub(q.now()), time.Second))
+	// Every job the limit held back is released at the same instant: spread
+	// their next requests over secondaryJitter.
+	return q.sleep(ctx, max(until.Sub(q.now()), time.Second)+time.Duration(q.d.Jitter()*float64(secondaryJitter)))
 }
+
+// secondaryJitter spreads the requests that follow a secondary-limit wait.
+const secondaryJitter = 15 * time.Second

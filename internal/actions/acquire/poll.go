@@ -29,7 +29,11 @@ const (
 	// MaxTailInterval caps a far waiter's interval, which otherwise grows
 	// with its expected wait (Schedule.HoldEstimate): a seat handed to it
 	// directly is noticed at most this late.
-	MaxTailInterval = 10 * time.Minute
+	MaxTailInterval = 30 * time.Minute
+	// TailETAPercent is the share of a far waiter's expected time to the
+	// fast ranks that it sleeps: its remaining wait shrinks geometrically,
+	// so it polls about log(wait) times before it polls fast.
+	TailETAPercent = 70
 )
 
 // FastRanks is how many admissible ranks poll fast: the waiters a release
@@ -54,11 +58,10 @@ type Schedule struct {
 	UntilCooldown time.Duration
 	// Queued is the queue length (0: unknown, no rate floor).
 	Queued int
-	// Free is the number of free seats.
-	Free int
 	// HoldEstimate, when positive, is how long a holder keeps its seat
 	// (observed by this waiter); a far waiter's interval is at least half
-	// its expected wait, (Rank + 1 − Free) / Seats × HoldEstimate.
+	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
+	// FastRanks) / Seats × HoldEstimate.
 	HoldEstimate time.Duration
 }
 
@@ -71,8 +74,8 @@ type Schedule struct {
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
 //     rank, capped at TailCapFactor × Base, and at least
-//     Queued × 60 s / TailBudgetPerMinute and half its expected wait (capped
-//     at MaxTailInterval); plus up to a third (at least 250 ms) of jitter.
+//     Queued × 60 s / TailBudgetPerMinute and TailETAPercent of its expected
+//     wait for the fast ranks (capped at MaxTailInterval); plus up to a third (at least 250 ms) of jitter.
 //   - If a cooldown expires sooner than that, the wait is the time to that
 //     expiry plus up to 249 ms of jitter.
 func PollDelay(s Schedule, r float64) time.Duration {
@@ -106,9 +109,14 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			d = max(d, time.Duration(int64(s.Queued)*int64(time.Minute)/TailBudgetPerMinute))
 		}
 		if s.HoldEstimate > 0 && s.Rank >= 0 {
-			turns := int64(s.Rank + 1 - max(s.Free, 0))
+			// Most of the expected time until it reaches the fast ranks:
+			// it moves up one rank per admission, one every HoldEstimate
+			// / Seats, and the fast ranks are FastRanks − Seats admissions
+			// ahead of its own turn, so a seat is handed to it while it
+			// already polls fast.
+			turns := int64(s.Rank + 1 - fastRanks)
 			eta := time.Duration(turns * int64(s.HoldEstimate) / int64(seats))
-			d = max(d, min(eta/2, MaxTailInterval))
+			d = max(d, min(eta*TailETAPercent/100, MaxTailInterval))
 		}
 		spread = max(minTailSpread, d/3)
 	}

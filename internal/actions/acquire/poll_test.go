@@ -31,7 +31,7 @@ func TestPollDelay(t *testing.T) {
 		{"unknown rank is the tail", Schedule{Base: base, Rank: -1, Seats: 2}, 0, base},
 		{"fast ranks share the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200}, 0, 25600 * time.Millisecond},
 		{"the tail shares the tail budget", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
-		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 205 * s},
+		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
 		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
 		{"fast floor is one unit", Schedule{Base: 2 * s, Rank: 0, Seats: 1}, 0, s},
 		{"compressed unit", Schedule{Base: 1500 * time.Millisecond, Unit: 100 * time.Millisecond, Rank: 0, Seats: 1}, 0, 150 * time.Millisecond},

@@ -127,10 +127,10 @@ type acquirer struct {
 	joinSpread bool
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
-	// holders and observedHold estimate hold times for the poll schedule:
-	// each holder's acquiredAt as last seen, and the last hold observed to
-	// end.
-	holders      map[string]time.Time
+	// rank and rankAt are the admissible rank last seen and since when;
+	// observedHold is the hold time they imply (observe).
+	rank         int
+	rankAt       time.Time
 	observedHold time.Duration
 }
 
