@@ -83,7 +83,7 @@ func TestConflictStreakWidensTheNextWait(t *testing.T) {
 		st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i), QueuedAt: lockstate.FormatTime(now.Add(-10 * time.Minute))})
 	}
 	q.arrival = lockstate.NewArrival(st)
-	for streak, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second, 9: 16 * time.Second} {
+	for streak, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second, 9: MaxConflictBackoff / 2} {
 		q.conflictStreak = streak
 		assert.Equal(t, want, q.conflictDelay(st), "streak %d", streak)
 	}
