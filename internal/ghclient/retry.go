@@ -138,6 +138,15 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			}
 		}
 		o := c.attemptOnce(ctx, rb, inner, fn)
+		if op.Mutation && !inner && o.kind != kindCredential && (o.kind != kindTransport || o.unknown) {
+			// Measured from the answer: the request may have left later
+			// than spaceWrite stamped it (a token mint first). A write
+			// that never left (no credentials, no connection) does not
+			// count.
+			c.gateMu.Lock()
+			c.lastWrite = later(c.lastWrite, c.clock.Now())
+			c.gateMu.Unlock()
+		}
 		last = o
 		c.noteServerWait(o, rb, inner)
 		if o.kind == kindOK {
@@ -450,7 +459,8 @@ func (c *Client) awaitSecondary(ctx context.Context, op Op, rb resolvedBudget, a
 }
 
 // spaceWrite keeps two mutation attempts of this client at least
-// MinWriteSpacing apart, and stamps this one as sent.
+// MinWriteSpacing apart (from the previous one's answer), and stamps this
+// one as sent.
 func (c *Client) spaceWrite(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome) error {
 	c.gateMu.Lock()
 	wait := c.lastWrite.Add(MinWriteSpacing).Sub(c.clock.Now())

@@ -401,8 +401,7 @@ func TestAmbiguousWrites(t *testing.T) {
 		{"408 then 409 is ambiguous", reply{status: 408}, ClassAmbiguous},
 		{"hangup then 409 is ambiguous", reply{hangup: true}, ClassAmbiguous},
 		{"401 then 409 is a plain conflict", reply{status: 401, body: msg("Bad credentials")}, ClassConflict},
-		{"429 then 409 is a plain conflict", reply{status: 429}, ClassConflict},
-		{"403 rate limit then 409 is a plain conflict", reply{status: 403, body: msg("secondary rate limit")}, ClassConflict},
+		{"403 primary limit then 409 is a plain conflict", reply{status: 403, header: hdr("X-RateLimit-Remaining", "0"), body: msg("API rate limit exceeded")}, ClassConflict},
 		{"whoa 400 then 409 is a plain conflict", reply{status: 400, body: whoaBody, header: hdr("Content-Type", "text/html")}, ClassConflict},
 	}
 	for _, tc := range cases {
@@ -429,9 +428,24 @@ func TestAmbiguousWrites(t *testing.T) {
 	t.Run("ambiguity spans several retries", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
-		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 429}, conflict)
+		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 504}, conflict)
 		assert.Equal(t, true, IsAmbiguous(h.putFile(context.Background(), Budget{})), "IsAmbiguous")
 	})
+	// A write refused by a secondary limit is not replayed after the wait
+	// (its compare-and-swap base would be stale): the call ends, and the
+	// caller re-reads once the client's wait is over.
+	for _, first := range []reply{{status: 429}, {status: 403, body: msg("You have exceeded a secondary rate limit")}} {
+		t.Run(fmt.Sprintf("secondary limit %d on a write ends the call", first.status), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.srv.on("PUT", filePath, first)
+			e := mustErr(t, h.putFile(context.Background(), Budget{}))
+			assert.True(t, IsSecondaryLimit(e), "IsSecondaryLimit")
+			assert.False(t, IsConflict(e), "IsConflict")
+			assert.Equal(t, 1, e.Attempts, "Attempts")
+			assert.Equal(t, 1, len(h.srv.requests()), "requests")
+		})
+	}
 	t.Run("ambiguity is per logical call", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)

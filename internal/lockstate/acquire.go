@@ -179,6 +179,20 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	pruneExpired(work, now)
 	migratedTo, err := migrate(work, cfg, observed)
 	if err != nil {
+		if c := CodeOf(err); c == CodeDrainRequired || c == CodeMigrationStepRequired {
+			// A job a release handed a seat (Handoff) whose writer read an
+			// older config holds it: tell it so, on the state as stored
+			// (no migration), instead of refusing and leaving the seat
+			// held by a job that does not know it.
+			if held := s.Clone(); HolderIndex(held, id.HolderID) >= 0 {
+				pruneExpired(held, now)
+				if held.SchemaVersion >= 5 && held.ActiveIncident != nil {
+					inc := *held.ActiveIncident
+					return s.Clone(), AcquireDecision{Outcome: OutcomeAccountBlocked, Incident: &inc}, nil
+				}
+				return acquireAsHolder(s, held, HolderIndex(held, id.HolderID), id, held.SchemaVersion >= 3, now)
+			}
+		}
 		return nil, AcquireDecision{}, err
 	}
 	dec := AcquireDecision{MigratedTo: migratedTo}

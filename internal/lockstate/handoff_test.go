@@ -234,3 +234,22 @@ func TestAcquireRefusesAFullQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeQueued, dec.Outcome)
 }
+
+// A job handed a seat by a release that read an older config (no
+// serialization yet) is told it holds the seat when its own config asks for
+// the migration the busy lock cannot take, instead of being refused.
+func TestAcquireTellsAHandedOffHolderDespiteAPendingMigration(t *testing.T) {
+	t.Parallel()
+	a, b := ident(1, "r1"), ident(2, "r2")
+	s := stateAt(2)
+	s.Holders = []Holder{holderFor(a, 2)}
+	s.Queue = []Entry{entryFor(b, 2)}
+	cfg := Config{MaxHolders: 2, RunnerSerialization: true}
+	out, dec, err := Acquire(s, cfg, AcquireRequest{Identity: a, Lease: lease}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeAlreadyHolder, dec.Outcome)
+	assert.Equal(t, 2, out.SchemaVersion, "no migration")
+	// A waiter is still refused until the lock drains.
+	_, _, err = Acquire(s, cfg, AcquireRequest{Identity: b, Lease: lease}, t0)
+	requireCode(t, err, CodeDrainRequired)
+}

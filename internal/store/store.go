@@ -280,9 +280,14 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 		case ghclient.IsConflict(err):
 			res.Conflicts++
 		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
-			// Refused by a secondary rate limit, nothing written: the next
-			// round re-reads once the client's wait ends (the client sends
-			// nothing before), so the write is decided on a fresh state.
+			// Refused by a secondary rate limit: the next round re-reads
+			// once the client's wait ends (the client sends nothing
+			// before), so the write is decided on a fresh state. An
+			// earlier attempt of the call may have landed (ambiguous).
+			var ge *ghclient.Error
+			if errors.As(err, &ge) && ge.MaybeApplied {
+				res.Ambiguous = true
+			}
 			s.forget()
 			base = nil
 			continue

@@ -51,7 +51,7 @@ func (q *acquirer) loop(ctx context.Context) error {
 				}
 				continue
 			}
-			if q.admissionWritten && ctx.Err() == nil {
+			if (q.admissionWritten || q.mayBeHandedOff()) && ctx.Err() == nil {
 				_, _, err = q.decide(ctx, err)
 			}
 			return err
@@ -204,6 +204,16 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	}
 	q.logWaiting(res.State, dec.Position)
 	return false, false, nil
+}
+
+// mayBeHandedOff reports a queued job that a release may have handed a seat
+// (lockstate.Handoff, schema <= 3) since its last read: when it can no
+// longer read the state it must not exit as if it held nothing, so it
+// decides like an admission write whose answer was lost (admission-unknown,
+// retraction, and the always() release).
+func (q *acquirer) mayBeHandedOff() bool {
+	return q.last != nil && q.last.SchemaVersion <= lockstate.HandoffMaxSchema &&
+		lockstate.QueuePosition(q.last, q.id.HolderID) > 0
 }
 
 // maybeApplied reports a failed write that GitHub may still have applied.

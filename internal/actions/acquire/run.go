@@ -147,6 +147,19 @@ func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err != nil && !q.timedOut && ctx.Err() == nil && (errors.Is(err, errDeadline) || wctx.Err() != nil) {
 		return q.timeout(ctx)
 	}
+	var re *resultError
+	if err != nil && ctx.Err() == nil && !q.cleanupAttempted && q.mayBeHandedOff() && !errors.As(err, &re) {
+		// Failing while queued where a release may have handed this job a
+		// seat since its last read: retract, so no seat stays held by a
+		// job that never learned it holds it.
+		dec, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault))
+		if cerr != nil {
+			return q.unknown(ctx, err)
+		}
+		if dec.Released {
+			q.a.Warning(fmt.Sprintf("A release had handed this job a seat of %s before it failed; the seat was given back.", q.s.target.Lock))
+		}
+	}
 	return err
 }
 
