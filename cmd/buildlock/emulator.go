@@ -41,6 +41,7 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	lock := fs.String("lock", "", "optional lock name: also commit locks/<lock>.config.json on the default branch")
 	maxHolders := fs.Int("max-holders", 1, "maxHolders for --lock")
 	serverURL := fs.String("server-url", "", "web origin used in html_url fields (default: derived from the request)")
+	secondary := fs.Bool("secondary-limits", false, "enforce GitHub's secondary rate limits (100 concurrent, 900 points/min per endpoint, 80 content writes/min and 500/h per identity)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,7 +73,11 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("emulator: write key: %w", err)
 	}
 
-	emu := emulator.New(emulator.Options{ServerURL: *serverURL})
+	opts := emulator.Options{ServerURL: *serverURL}
+	if *secondary {
+		opts.SecondaryLimits = emulator.GitHubSecondaryLimits()
+	}
+	emu := emulator.New(opts)
 	emu.AddOwner(*owner, *ownerID, true)
 	emu.AddRepo(*owner, *repoName, *repoID, "main")
 	emu.AddApp(*appID, &key.PublicKey)

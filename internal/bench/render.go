@@ -22,6 +22,7 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
 	row("workload (virtual time, poll-seconds 15)", "target", func(r *Result) string { return r.Name })
 	row("seats / jobs / schema", "", func(r *Result) string { return fmt.Sprintf("%d / %d / %d", r.Seats, r.Jobs, r.Schema) })
+	row("seeds", "", func(r *Result) string { return fmt.Sprint(max(r.Seeds, 1)) })
 	row("virtual minutes (measured window)", "", func(r *Result) string {
 		return fmt.Sprintf("%.0f (%.0f-%.0f)", r.VirtualMin, r.WindowFromS/60, r.WindowToS/60)
 	})
@@ -60,6 +61,13 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 		return fmt.Sprintf("%.0f / %.1f", r.MeanPerMin, r.MeanChargedMin)
 	})
 	row("  peak content write attempts/min", "", func(r *Result) string { return fmt.Sprint(r.PeakWrites) })
+	row("  peak points/min, one identity and endpoint", "", func(r *Result) string { return fmt.Sprint(r.PeakPoints) })
+	row("  peak state reads/min (304s included)", "", func(r *Result) string { return fmt.Sprint(r.PeakStateReads) })
+	row("  charged / admitted job, writer installation", "", func(r *Result) string { return f2(r.InstallChargedPerJob) })
+	row("secondary-limit responses (wait directed, s)", "", func(r *Result) string {
+		return fmt.Sprintf("%d (%.0f)", r.Total.Secondary, r.SecondaryWaitS)
+	})
+	row("max arrival-order displacement", "", func(r *Result) string { return fmt.Sprint(r.MaxDisplacement) })
 	row("death -> seat freed, s (each)", "", func(r *Result) string {
 		if len(r.Recoveries) == 0 {
 			return "-"

@@ -49,6 +49,21 @@ type Workload struct {
 	Idle bool
 	// Queued is the steady queue length the rate targets apply to.
 	Queued int
+	// Burst marks a burst workload: the secondary-limit, write-rate,
+	// points, conflict, charged-per-job and displacement targets apply.
+	Burst bool
+	// Informative marks a workload whose burst targets are reported but
+	// not judged (docs/performance.md explains why).
+	Informative bool
+	// Seeds, when > 1, runs the workload for that many consecutive seeds
+	// and reports them together (handoff gaps pooled).
+	Seeds int
+	// StateRate is the org-wide state-endpoint request target (per
+	// minute, 304s included); 0 = none.
+	StateRate int
+	// Handoff marks the workload the handoff-gap targets are judged on
+	// even when it is not the default set.
+	Handoff bool
 }
 
 // safetyLimit ends a workload that has not finished after this much
@@ -81,8 +96,19 @@ func Workloads() []Workload {
 			},
 		},
 		{
-			Name: "burst", Seats: 2, Latency: DefaultLatency,
-			Description: "64 jobs arrive at the same instant on 2 seats, 4-6 minute holds, run to completion",
+			Name: "burst", Seats: 2, Latency: DefaultLatency, Burst: true,
+			Description: "64 jobs arrive within one minute (uniformly) on 2 seats, 4-6 minute holds, run to completion",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for range 64 {
+					js = append(js, &simJob{arrival: time.Duration(rng.Int64N(int64(time.Minute))), hold: jitter(rng, 4*time.Minute, 2*time.Minute)})
+				}
+				return js
+			},
+		},
+		{
+			Name: "burst-instant", Seats: 2, Latency: DefaultLatency, Burst: true, Informative: true,
+			Description: "64 jobs arrive at the same instant on 2 seats, 4-6 minute holds, run to completion (the burst targets are reported, not judged: every first write leaves before any other can be seen)",
 			Jobs: func(rng *mrand.Rand) []*simJob {
 				var js []*simJob
 				for range 64 {
@@ -90,6 +116,30 @@ func Workloads() []Workload {
 				}
 				return js
 			},
+		},
+		{
+			Name: "handoff", Seats: 2, Latency: DefaultLatency, Seeds: 30, Handoff: true,
+			Description: "6 jobs arrive within 2 s on 2 seats, 10 s holds, so several seats free up within one poll interval and the next waiters joined at rank 2 or lower; 30 seeds pooled",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for range 6 {
+					js = append(js, &simJob{arrival: time.Duration(rng.Int64N(int64(2 * time.Second))), hold: 10 * time.Second})
+				}
+				return js
+			},
+		},
+		{
+			Name: "wide", Seats: 16, Latency: DefaultLatency, StateRate: 600,
+			Description: "16 seats and 200 waiters: 216 jobs arrive within 5 minutes, 20-minute holds (±1 min), each admission brings a new arrival; measured from minute 15 to 45",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for range 216 {
+					js = append(js, &simJob{arrival: time.Duration(rng.Int64N(int64(5 * time.Minute))), hold: jitter(rng, 19*time.Minute, 2*time.Minute)})
+				}
+				return js
+			},
+			RefillUntil: 45 * time.Minute, RefillHold: 20 * time.Minute, RefillHoldSpread: 2 * time.Minute,
+			StopAt: 50 * time.Minute, WindowFrom: 15 * time.Minute, WindowTo: 45 * time.Minute,
 		},
 		{
 			Name: "steady", Seats: 2, Latency: DefaultLatency, Queued: 50,
@@ -242,6 +292,9 @@ type Counts struct {
 	Conflicts     int `json:"cas_conflicts"`
 	// Throttled counts 403/429 rate-limit answers.
 	Throttled int `json:"throttled"`
+	// Secondary counts secondary-rate-limit answers (the emulator's
+	// limits and injected secondary-limit faults).
+	Secondary int `json:"secondary_limit_responses"`
 }
 
 func (c *Counts) add(r emulator.RequestRecord) {
@@ -264,6 +317,28 @@ func (c *Counts) add(r emulator.RequestRecord) {
 	if r.Status == 429 || (r.Status == 403 && (r.RateLimitRemaining == 0 || !r.RetryAfterUntil.IsZero())) {
 		c.Throttled++
 	}
+	if isSecondary(r) {
+		c.Secondary++
+	}
+}
+
+// isSecondary reports a secondary-rate-limit answer.
+func isSecondary(r emulator.RequestRecord) bool {
+	if r.Secondary != "" {
+		return true
+	}
+	for _, k := range r.Faults {
+		switch k {
+		case emulator.SecondaryRateLimit403, emulator.TooManyRequests429, emulator.ContentCreationLimit403:
+			return true
+		}
+	}
+	return false
+}
+
+// isStateRead is a GET of the lock's state file (200 or 304).
+func isStateRead(r emulator.RequestRecord) bool {
+	return r.Method == "GET" && strings.HasSuffix(r.Path, "/contents/"+simStatePath)
 }
 
 func isContentWrite(r emulator.RequestRecord) bool {
@@ -389,9 +464,32 @@ type Result struct {
 	Waiter     *WaiterHour `json:"waiter_hour,omitempty"`
 	IdleAdmit  *Admission  `json:"idle_admission,omitempty"`
 
+	// InstallChargedPerJob is the writer installation's charged requests
+	// per admitted job (the budget every lock of the App shares).
+	InstallChargedPerJob float64 `json:"installation_charged_per_admitted_job"`
+	// PeakPoints is the busiest sliding minute of secondary-limit points
+	// (GET 1, writes 5) of one identity on one endpoint (route template).
+	PeakPoints int `json:"peak_points_per_endpoint_per_minute"`
+	// PeakStateReads is the busiest minute of state-file reads, 304s
+	// included, all jobs together.
+	PeakStateReads int `json:"peak_state_reads_per_minute"`
+	// MaxDisplacement is the most later arrivals admitted before any one
+	// job (arrival order: when its job started; ties are not ordered).
+	MaxDisplacement int `json:"max_arrival_displacement"`
+	// SecondaryWaitS sums the waits the secondary-limit answers in the
+	// window directed (Retry-After, or the client's 60 s minimum): an upper
+	// bound of the wait the limits added.
+	SecondaryWaitS float64 `json:"secondary_limit_wait_s"`
+	// InstallChargedByKind is what the writer installation's charged
+	// requests in the window were.
+	InstallChargedByKind map[string]int `json:"installation_charged_by_kind"`
+	Seeds                int            `json:"seeds"`
+
 	MaxHolders int      `json:"max_concurrent_holders"`
 	Violations []string `json:"violations"`
 	Targets    []Target `json:"targets"`
+
+	gaps []time.Duration
 }
 
 func round2(f float64) float64 {
@@ -483,7 +581,48 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	for _, j := range jobs {
 		r.MaxCASRounds = max(r.MaxCASRounds, j.tap.maxRounds())
 	}
-	r.HandoffGap = dist(rep.HandoffGaps)
+	// A handoff gap runs from the version that freed a seat to the moment
+	// the admitted job knew it held it (its acquire returned): a direct
+	// handoff is committed by the release and noticed on the waiter's next
+	// poll.
+	noticed := map[string]time.Time{}
+	for _, j := range jobs {
+		if !j.admitted.IsZero() {
+			noticed[j.holderID] = j.admitted
+		}
+	}
+	for _, h := range rep.Handoffs {
+		if h.Admitted.Before(from) || h.Admitted.After(to) {
+			continue
+		}
+		at := h.Admitted
+		if n, ok := noticed[h.HolderID]; ok && n.After(at) {
+			at = n
+		}
+		r.gaps = append(r.gaps, at.Sub(h.FreedAt))
+	}
+	r.HandoffGap = dist(r.gaps)
+	r.InstallChargedPerJob = ratio(r.ByCredential["writer-installation"].Charged, r.Admitted)
+	r.PeakPoints = peakPoints(inWindow)
+	r.PeakStateReads, _ = peakOf(inWindow, isStateRead)
+	r.MaxDisplacement = maxDisplacement(jobs, rep.Admissions)
+	r.Seeds = 1
+	r.InstallChargedByKind = map[string]int{}
+	for _, rec := range inWindow {
+		if rec.Charged && rec.Credential == writerInst {
+			r.InstallChargedByKind[requestKind(rec)]++
+		}
+	}
+	for _, rec := range inWindow {
+		if isSecondary(rec) {
+			w := time.Minute
+			if !rec.RetryAfterUntil.IsZero() {
+				w = rec.RetryAfterUntil.Sub(rec.Time)
+			}
+			r.SecondaryWaitS += w.Seconds()
+		}
+	}
+	r.SecondaryWaitS = round2(r.SecondaryWaitS)
 	r.PeakPerMin, r.PeakCharged, r.PeakInstallCharged, r.PeakWrites, r.PeakChargedBreakdown = peakPerMinute(inWindow, writerInst)
 	if mins := to.Sub(from).Minutes(); mins > 0 {
 		r.MeanPerMin = round2(float64(r.Total.Requests) / mins)
@@ -536,6 +675,102 @@ func peakPerMinute(recs []emulator.RequestRecord, writerInst string) (total, cha
 		}
 	}
 	return total, charged, installCharged, writes, breakdown
+}
+
+// peakOf is the largest number of records keep accepts in any sliding
+// 60-second window.
+func peakOf(recs []emulator.RequestRecord, keep func(emulator.RequestRecord) bool) (int, time.Time) {
+	var ts []time.Time
+	for _, r := range recs {
+		if keep(r) {
+			ts = append(ts, r.Time)
+		}
+	}
+	sort.Slice(ts, func(a, b int) bool { return ts[a].Before(ts[b]) })
+	best, lo := 0, 0
+	var at time.Time
+	for hi := range ts {
+		for ts[hi].Sub(ts[lo]) >= time.Minute {
+			lo++
+		}
+		if hi-lo+1 > best {
+			best, at = hi-lo+1, ts[lo]
+		}
+	}
+	return best, at
+}
+
+// peakPoints is the busiest sliding minute of secondary-limit points of one
+// credential on one endpoint (route template, methods together), counting
+// what GitHub counts: every answered request but those a secondary limit
+// refused (emulator.SecondaryLimits).
+func peakPoints(recs []emulator.RequestRecord) int {
+	type pt struct {
+		t time.Time
+		w int
+	}
+	by := map[string][]pt{}
+	for _, r := range recs {
+		if r.Secondary != "" || r.Credential == "" || r.Status == 0 {
+			continue
+		}
+		route := r.Route
+		if i := strings.IndexByte(route, ' '); i >= 0 {
+			route = route[i+1:]
+		}
+		w := emulator.WritePoints
+		if r.Method == "GET" || r.Method == "HEAD" || r.Method == "OPTIONS" {
+			w = emulator.ReadPoints
+		}
+		k := r.Credential + " " + route
+		by[k] = append(by[k], pt{r.Time, w})
+	}
+	best := 0
+	for _, ps := range by {
+		sort.SliceStable(ps, func(a, b int) bool { return ps[a].t.Before(ps[b].t) })
+		sum, lo := 0, 0
+		for hi := range ps {
+			sum += ps[hi].w
+			for ps[hi].t.Sub(ps[lo].t) >= time.Minute {
+				sum -= ps[lo].w
+				lo++
+			}
+			best = max(best, sum)
+		}
+	}
+	return best
+}
+
+// maxDisplacement is the most jobs that arrived strictly later than one job
+// yet were admitted before it.
+func maxDisplacement(jobs []*simJob, adm []checker.Admission) int {
+	arrived := map[string]time.Time{}
+	for _, j := range jobs {
+		if !j.arrived.IsZero() {
+			arrived[j.holderID] = j.arrived
+		}
+	}
+	order := map[string]int{}
+	for i, a := range adm {
+		if _, ok := order[a.HolderID]; !ok {
+			order[a.HolderID] = i
+		}
+	}
+	best := 0
+	for id, oi := range order {
+		ta, ok := arrived[id]
+		if !ok {
+			continue
+		}
+		n := 0
+		for other, oj := range order {
+			if tb, ok := arrived[other]; ok && oj < oi && tb.After(ta) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
 }
 
 // requestKind names what a request is for, for the peak breakdown.
@@ -706,6 +941,14 @@ const (
 	TargetQueuedPeak      = "queued-peak-requests-per-minute"
 	TargetQueuedPeakInst  = "queued-peak-installation-charged-per-minute"
 	TargetQueuedPeakCharg = "queued-peak-charged-per-minute"
+	TargetBurstSecondary  = "burst-secondary-limit-responses"
+	TargetBurstWrites     = "burst-peak-content-writes-per-minute"
+	TargetBurstPoints     = "burst-peak-points-per-endpoint-per-minute"
+	TargetBurstConflicts  = "burst-cas-conflicts-per-admission"
+	TargetBurstCharged    = "burst-installation-charged-per-job"
+	TargetBurstDisplaced  = "burst-max-arrival-displacement"
+	TargetStateRate       = "state-endpoint-requests-per-minute"
+	TargetSteadyWrites    = "steady-writes-per-admitted-job"
 )
 
 // minHandoffs is the fewest handoff gaps a workload needs to be judged on
@@ -737,12 +980,79 @@ func targets(wl Workload, r *Result) []Target {
 		}
 		le(TargetWritesPerAdmit, "content writes per admitted job", "≤ 3 (≤ 2 idle)", r.WritesPerAdmission, limit)
 	}
+	if wl.Burst && !wl.Informative {
+		le(TargetBurstSecondary, "burst: secondary-limit responses received", "0", float64(r.Total.Secondary), 0)
+		le(TargetBurstWrites, "burst: peak content-creating requests/min", "≤ 70/min", float64(r.PeakWrites), 70)
+		le(TargetBurstPoints, "burst: peak points per endpoint/min (one identity)", "≤ 800/min", float64(r.PeakPoints), 800)
+		le(TargetBurstConflicts, "burst: CAS conflicts per admission", "≤ 1.0", r.ConflictsPerAdmission, 1)
+		le(TargetBurstCharged, "burst: charged requests per job (writer installation)", "≤ 20", r.InstallChargedPerJob, 20)
+		le(TargetBurstDisplaced, "burst: max arrival-order displacement", fmt.Sprintf("≤ %d (seats)", r.Seats), float64(r.MaxDisplacement), float64(r.Seats))
+	}
+	if wl.StateRate > 0 {
+		le(TargetStateRate, fmt.Sprintf("%d seats: peak state-endpoint requests/min (304s included)", r.Seats), fmt.Sprintf("≤ %d/min", wl.StateRate), float64(r.PeakStateReads), float64(wl.StateRate))
+	}
+	if wl.Queued > 0 && r.Admitted > 0 {
+		le(TargetSteadyWrites, fmt.Sprintf("%d queued: content writes per admitted job", wl.Queued), "≤ 2.0", r.WritesPerAdmission, 2)
+	}
 	if wl.Queued > 0 {
 		le(TargetQueuedPeak, fmt.Sprintf("%d queued: peak requests/min (org-wide)", wl.Queued), "≤ 300/min", float64(r.PeakPerMin), 300)
 		le(TargetQueuedPeakInst, fmt.Sprintf("%d queued: peak charged/min, writer installation", wl.Queued), "≤ 60/min", float64(r.PeakInstallCharged), 60)
 		le(TargetQueuedPeakCharg, fmt.Sprintf("%d queued: peak charged/min, all credentials", wl.Queued), "≤ 60/min", float64(r.PeakCharged), 60)
 	}
 	return ts
+}
+
+// Merge pools the results of several seeds of one workload: counts and
+// admissions summed, per-admission figures recomputed, handoff gaps pooled,
+// peaks and displacement the maximum, violations joined.
+func Merge(wl Workload, rs []*Result) *Result {
+	if len(rs) == 0 {
+		return nil
+	}
+	m := *rs[0]
+	m.ByCredential = map[string]Counts{}
+	m.Total, m.Admitted, m.gaps, m.Violations = Counts{}, 0, nil, []string{}
+	m.SecondaryWaitS = 0
+	sum := func(a *Counts, b Counts) {
+		a.Requests += b.Requests
+		a.Charged += b.Charged
+		a.NotModified += b.NotModified
+		a.Writes += b.Writes
+		a.WriteAttempts += b.WriteAttempts
+		a.Conflicts += b.Conflicts
+		a.Throttled += b.Throttled
+		a.Secondary += b.Secondary
+	}
+	for _, r := range rs {
+		sum(&m.Total, r.Total)
+		for k, c := range r.ByCredential {
+			mc := m.ByCredential[k]
+			sum(&mc, c)
+			m.ByCredential[k] = mc
+		}
+		m.Admitted += r.Admitted
+		m.gaps = append(m.gaps, r.gaps...)
+		m.Violations = append(m.Violations, r.Violations...)
+		m.SecondaryWaitS += r.SecondaryWaitS
+		m.PeakPerMin, m.PeakCharged, m.PeakInstallCharged = max(m.PeakPerMin, r.PeakPerMin), max(m.PeakCharged, r.PeakCharged), max(m.PeakInstallCharged, r.PeakInstallCharged)
+		m.PeakWrites, m.PeakPoints, m.PeakStateReads = max(m.PeakWrites, r.PeakWrites), max(m.PeakPoints, r.PeakPoints), max(m.PeakStateReads, r.PeakStateReads)
+		m.MaxDisplacement, m.MaxCASRounds, m.MaxHolders = max(m.MaxDisplacement, r.MaxDisplacement), max(m.MaxCASRounds, r.MaxCASRounds), max(m.MaxHolders, r.MaxHolders)
+		m.Utilization = min(m.Utilization, r.Utilization)
+		m.LiveUtilization = min(m.LiveUtilization, r.LiveUtilization)
+	}
+	m.Jobs = rs[0].Jobs * len(rs)
+	m.Seeds = len(rs)
+	m.RequestsPerAdmission = ratio(m.Total.Requests, m.Admitted)
+	m.ChargedPerAdmission = ratio(m.Total.Charged, m.Admitted)
+	m.NotModifiedPerAdmission = ratio(m.Total.NotModified, m.Admitted)
+	m.WritesPerAdmission = ratio(m.Total.Writes, m.Admitted)
+	m.AttemptsPerAdmission = ratio(m.Total.WriteAttempts, m.Admitted)
+	m.ConflictsPerAdmission = ratio(m.Total.Conflicts, m.Admitted)
+	m.InstallChargedPerJob = ratio(m.ByCredential["writer-installation"].Charged, m.Admitted)
+	m.SecondaryWaitS = round2(m.SecondaryWaitS)
+	m.HandoffGap = dist(m.gaps)
+	m.Targets = targets(wl, &m)
+	return &m
 }
 
 // liveUtilization is the share of seat-time held by a live job while at

@@ -34,13 +34,21 @@ func TestWorkloads(t *testing.T) {
 		if *onlyWL == "" && (raceEnabled || testing.Short()) && !smokeWorkloads[wl.Name] {
 			continue
 		}
-		synctest.Test(t, func(t *testing.T) {
-			res, err := Run(t, wl, *benchSeed)
-			if res != nil {
-				results = append(results, res)
-			}
-			assert.NoError(t, err, "workload %s", wl.Name)
-		})
+		var seeds []*Result
+		for k := range max(wl.Seeds, 1) {
+			synctest.Test(t, func(t *testing.T) {
+				res, err := Run(t, wl, *benchSeed+uint64(k))
+				if res != nil {
+					seeds = append(seeds, res)
+				}
+				assert.NoError(t, err, "workload %s seed %d", wl.Name, *benchSeed+uint64(k))
+			})
+		}
+		if len(seeds) == 1 {
+			results = append(results, seeds[0])
+		} else if m := Merge(wl, seeds); m != nil {
+			results = append(results, m)
+		}
 	}
 	if path := os.Getenv("BENCH_OUT"); path != "" {
 		data, err := json.MarshalIndent(struct {

@@ -112,7 +112,10 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 		return nil, err
 	}
 	cfg, _ := lockstate.DecodeConfig([]byte(config))
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000})
+	// GitHub's secondary rate limits are on (internal/emulator/secondary.go):
+	// a burst that exceeds them is answered as GitHub would answer it.
+	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000,
+		SecondaryLimits: emulator.GitHubSecondaryLimits()})
 	em.AddOwner(simOwner, simOwnerID, true)
 	em.AddRepo(simOwner, simLockRepo, simLockID, "main")
 	w := &world{t: t, em: em, start: time.Now(), seed: seed, writerPEM: keyPEM(wk), readerPEM: keyPEM(rk),

@@ -131,6 +131,11 @@ type Report struct {
 	// HandoffGaps are the delays between a seat being freed while someone
 	// waited and the next admission.
 	HandoffGaps []time.Duration
+	// Handoffs pairs each handoff gap with the admission that ended it
+	// (parallel to HandoffGaps), so a caller that knows when each job
+	// noticed its admission (a direct handoff is noticed on the waiter's
+	// next poll) can measure the gap up to then.
+	Handoffs []Handoff
 	// Utilization is the share of seat-time occupied while at least one job
 	// waited (1.0 = no seat idle while anyone waited).
 	Utilization float64
@@ -146,6 +151,12 @@ type snapshot struct {
 	holders  map[string]lockstate.Holder
 	queued   map[string]int // holderId -> queue index
 	occupied map[string]bool
+}
+
+// Handoff is one seat freed while someone waited and the admission that took it.
+type Handoff struct {
+	HolderID          string
+	FreedAt, Admitted time.Time
 }
 
 // Check audits versions (oldest first).
@@ -233,18 +244,22 @@ func Check(versions []Version, in Input) Report {
 			}
 			ext.fencing(i, v, prev, cur)
 			ext.incident(i, v, prev, cur)
-			// Frees while someone waits start a handoff clock.
-			prevOcc := len(prev.st.Holders) + len(prev.st.Reservations)
-			if freed := prevOcc - occ; freed > 0 && len(st.Queue) > 0 {
+			// Frees while someone waits start a handoff clock; a seat freed
+			// and handed to a waiter in the same version (direct handoff)
+			// counts too.
+			freed, handedOff := vacated(prev, cur)
+			if freed > 0 && (len(st.Queue) > 0 || handedOff > 0) {
 				for range freed {
 					freeTimes = append(freeTimes, cur.t)
 				}
 			}
+			first := len(rep.Admissions)
 			admitted := checkAdmissions(i, v.Message, prev, cur, &rep)
 			ext.overtakes(i, v, prev, cur)
-			for range admitted {
+			for k := range admitted {
 				if len(freeTimes) > 0 {
 					rep.HandoffGaps = append(rep.HandoffGaps, cur.t.Sub(freeTimes[0]))
+					rep.Handoffs = append(rep.Handoffs, Handoff{HolderID: rep.Admissions[first+k].HolderID, FreedAt: freeTimes[0], Admitted: cur.t})
 					freeTimes = freeTimes[1:]
 				}
 			}
@@ -323,6 +338,50 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report) int {
 		rep.Admissions = append(rep.Admissions, Admission{HolderID: h.HolderID, RunnerID: h.RunnerID, Time: cur.t, Overtook: overtook})
 	}
 	return n
+}
+
+// vacated counts the seats that became free in cur: holders and
+// reservations gone, less reservations created (a cooldown or quarantine
+// keeps its seat) and same-runner reclaims (a quarantine turned into its
+// runner's holder frees nothing). handedOff counts the holders of cur that
+// waited in prev's queue.
+func vacated(prev, cur *snapshot) (freed, handedOff int) {
+	for id := range prev.holders {
+		if _, ok := cur.holders[id]; !ok {
+			freed++
+		}
+	}
+	old := map[string]bool{}
+	for _, r := range prev.st.Reservations {
+		old[r.ReservationID] = true
+	}
+	now := map[string]bool{}
+	for _, r := range cur.st.Reservations {
+		now[r.ReservationID] = true
+		if !old[r.ReservationID] {
+			freed--
+		}
+	}
+	for id := range old {
+		if !now[id] {
+			freed++
+		}
+	}
+	for _, h := range cur.st.Holders {
+		if _, was := prev.holders[h.HolderID]; was {
+			continue
+		}
+		if reclaimed(prev, cur, h.RunnerID) {
+			freed--
+		}
+		if _, q := prev.queued[h.HolderID]; q {
+			handedOff++
+		}
+	}
+	// Net occupancy never counts a seat twice.
+	prevOcc := len(prev.st.Holders) + len(prev.st.Reservations)
+	curOcc := len(cur.st.Holders) + len(cur.st.Reservations)
+	return max(freed, prevOcc-curOcc, 0), handedOff
 }
 
 // reclaimed reports whether runner had a quarantine in prev that is gone in

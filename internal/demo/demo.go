@@ -135,7 +135,10 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(opts.Seed)})
+	// GitHub's secondary rate limits are enforced, as in make bench and
+	// the simulation: the demo shows the suite inside them (the summary's
+	// secondary-limit answers must be 0).
+	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(opts.Seed), SecondaryLimits: emulator.GitHubSecondaryLimits()})
 	em.AddOwner(owner, ownerID, true)
 	em.AddRepo(owner, lockRep, lockID, "main")
 	if err := seedLock(em, opts.MaxHolders); err != nil {

@@ -70,6 +70,10 @@ type APISummary struct {
 	NotModified int `json:"not_modified"`
 	Writes      int `json:"writes"`
 	Conflicts   int `json:"cas_conflicts"`
+	// SecondaryLimited counts requests a GitHub secondary rate limit
+	// refused (the emulator enforces GitHub's documented limits in the
+	// demo); a healthy run has none.
+	SecondaryLimited int `json:"secondary_limit_responses"`
 	// StateReads counts reads of the state file; NotModifiedShare is the share
 	// of them answered 304 (free against the hourly limit).
 	StateReads            int     `json:"state_reads"`
@@ -178,6 +182,11 @@ func apiSummary(m emulator.Metrics, admitted int) APISummary {
 		Writes:      int(m.Writes),
 		Conflicts:   int(m.Conflicts),
 	}
+	for _, r := range m.Log {
+		if r.Secondary != "" {
+			a.SecondaryLimited++
+		}
+	}
 	statePath := "/contents/locks/" + lock + ".json"
 	for path, r := range m.Paths {
 		if strings.HasPrefix(path, "GET ") && strings.HasSuffix(path, statePath) {
@@ -256,8 +265,8 @@ func (s *Summary) Render(out io.Writer) {
 		fmt.Fprintf(out, "    note: %s\n", n)
 	}
 	a := s.API
-	fmt.Fprintf(out, "  API: %d requests (%d charged, %d answered 304), %d writes, %d CAS conflicts\n",
-		a.Requests, a.Charged, a.NotModified, a.Writes, a.Conflicts)
+	fmt.Fprintf(out, "  API: %d requests (%d charged, %d answered 304), %d writes, %d CAS conflicts, %d secondary-limit answers (GitHub's limits enforced)\n",
+		a.Requests, a.Charged, a.NotModified, a.Writes, a.Conflicts, a.SecondaryLimited)
 	fmt.Fprintf(out, "       per admitted job: %.2f requests, %.2f charged, %.2f writes, %.2f conflicts; 304 share of state reads %.0f%%\n",
 		a.RequestsPerAdmission, a.ChargedPerAdmission, a.WritesPerAdmission, a.ConflictsPerAdmission, a.NotModifiedShare*100)
 	fmt.Fprintf(out, "  seat utilization while jobs waited: %.1f%%\n", s.SeatUtilizationWhileWaiting*100)

@@ -97,7 +97,7 @@ func RunUnity(ctx context.Context, out io.Writer, quiet bool) (*UnitySummary, er
 			fmt.Fprintf(out, format, args...)
 		}
 	}
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: 11})
+	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: 11, SecondaryLimits: emulator.GitHubSecondaryLimits()})
 	em.AddOwner(owner, ownerID, true)
 	em.AddRepo(owner, unityRepo, unityRepoID, "main")
 	em.AddRepo(owner, "tools", unityRepoID+1, "main")

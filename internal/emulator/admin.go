@@ -395,6 +395,8 @@ func (e *Emulator) admin(r *http.Request, p string) *response {
 		return adminJSON(http.StatusOK, map[string]any{"reset": true})
 	case "GET /history":
 		return adminJSON(http.StatusOK, e.History(q.Get("owner"), q.Get("repo"), q.Get("branch"), q.Get("path")))
+	case "GET /secondary-limits", "POST /secondary-limits":
+		return e.adminSecondaryLimits(r.Method, dec)
 	}
 	return adminErr(http.StatusNotFound, "unknown admin endpoint %s %s", r.Method, p)
 }

@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -32,6 +33,29 @@ func encode64(b []byte) string {
 // "content" with encoding "none" (files between 1 and 100 MB):
 // https://docs.github.com/en/rest/repos/contents#get-repository-content
 const maxInlineContent = 1 << 20
+
+// DefaultFileSizeLimit is the largest file the Contents API serves or
+// accepts: "both endpoints have a file size limit of 100 MB. However,
+// requests for file contents larger than 1 MB must include the .raw custom
+// media type" (https://github.blog/changelog/2022-05-03-increased-file-size-limit-when-retrieving-file-contents-via-rest-api).
+const DefaultFileSizeLimit = 100 << 20
+
+// fileSizeLimit is Options.FileSizeLimit or the default.
+func (e *Emulator) fileSizeLimit() int {
+	if e.opts.FileSizeLimit > 0 {
+		return e.opts.FileSizeLimit
+	}
+	return DefaultFileSizeLimit
+}
+
+// tooLarge is GitHub's answer for a blob over the size limit (403, code
+// too_large, as the Contents API sends for files over 100 MB).
+func tooLarge() *response {
+	b := []byte(`{"message":"This API returns blobs up to 100 MB in size. The requested blob is too large to fetch via the API, but you can always clone the repository via Git to obtain it.","errors":[{"resource":"Blob","field":"data","code":"too_large"}],"documentation_url":"https://docs.github.com/rest/repos/contents#get-repository-content","status":"403"}`)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	return &response{status: http.StatusForbidden, header: h, body: b}
+}
 
 func escapePath(p string) string {
 	parts := strings.Split(p, "/")
@@ -92,6 +116,9 @@ func hGetContents(c *reqCtx) *response {
 		return c.listDir(r, cm, p, refName)
 	}
 	content := r.blobs[sha]
+	if len(content) > c.e.fileSizeLimit() {
+		return tooLarge()
+	}
 	if isRawAccept(c.r.Header.Get("Accept")) {
 		h := http.Header{}
 		h.Set("Content-Type", "application/vnd.github.raw; charset=utf-8")
@@ -196,6 +223,9 @@ func hPutContents(c *reqCtx) *response {
 		return c.validation("Invalid request.\n\n\"content\" wasn't supplied.")
 	}
 	content, err := base64.StdEncoding.DecodeString(stripSpace(*body.Content))
+	if err == nil && len(content) > c.e.fileSizeLimit() {
+		return c.validation(fmt.Sprintf("Invalid request.\n\nThe file is %d bytes; files over %d bytes cannot be written through the Contents API.", len(content), c.e.fileSizeLimit()))
+	}
 	if err != nil {
 		return c.validation("content is not valid Base64")
 	}

@@ -55,6 +55,12 @@ type Options struct {
 	// TreeEntryLimit bounds a recursive Git tree listing before it is
 	// truncated (default DefaultTreeEntryLimit, GitHub's 100,000).
 	TreeEntryLimit int
+	// SecondaryLimits are GitHub's secondary rate limits (secondary.go);
+	// the zero value is off. GitHubSecondaryLimits() is GitHub's set.
+	SecondaryLimits SecondaryLimits
+	// FileSizeLimit is the largest file the Contents API serves or accepts
+	// (default DefaultFileSizeLimit, GitHub's 100 MB); tests lower it.
+	FileSizeLimit int
 }
 
 // Emulator is a stateful GitHub REST emulator. It is safe for concurrent use.
@@ -80,6 +86,8 @@ type Emulator struct {
 	contentsJSON map[string][]byte // encoded Contents API file bodies (hGetContents)
 
 	settings repoSettings // branch rules and workflow states (settings.go)
+
+	sec secondaryState // secondary rate limits (secondary.go)
 }
 
 type owner struct {
@@ -162,6 +170,9 @@ func New(opts Options) *Emulator {
 		buckets:      map[string]*bucket{},
 	}
 	e.metrics.reset()
+	if opts.SecondaryLimits.Enabled {
+		e.sec.limits = opts.SecondaryLimits.resolved()
+	}
 	return e
 }
 

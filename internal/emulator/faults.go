@@ -49,6 +49,13 @@ const (
 	// TransportReset closes the connection without a response; nothing is
 	// applied. Transport() returns ErrConnectionReset.
 	TransportReset FaultKind = "transport_reset"
+	// ContentCreationLimit403 answers 403 with GitHub's content-creation
+	// secondary-limit message ("... temporarily blocked from content
+	// creation ...") and Retry-After like SecondaryRateLimit403. With
+	// Fault.ContentOnly and a Probability it answers a random fraction of
+	// writes, as GitHub does at unpredictable moments ("may also encounter
+	// a secondary rate limit for undisclosed reasons", notes B.8).
+	ContentCreationLimit403 FaultKind = "content_creation_403"
 )
 
 // Fault-prefixed aliases of the kinds, for callers that prefer them.
@@ -64,6 +71,7 @@ const (
 	FaultStaleRead                 = StaleRead
 	FaultHTMLWhoa400               = HTMLWhoa400
 	FaultTransportReset            = TransportReset
+	FaultContentCreationLimit403   = ContentCreationLimit403
 )
 
 // Fault is one fault-injection rule. A request is matched against every
@@ -96,6 +104,10 @@ type Fault struct {
 	// starts to fire (then Count and Probability apply), so a test can
 	// fault, say, the reads that follow a write.
 	Skip int `json:"skip,omitempty"`
+	// ContentOnly restricts the rule to content-generating requests (every
+	// POST, PATCH, PUT and DELETE on a resource route except token
+	// minting; see SecondaryLimits), whatever Method says.
+	ContentOnly bool `json:"content_only,omitempty"`
 }
 
 type faultEntry struct {
@@ -183,7 +195,7 @@ func (e *Emulator) planFaultsLocked(method, p string, rt *route) faultPlan {
 	var plan faultPlan
 	for _, fe := range e.faults {
 		f := &fe.f
-		if !f.matches(method, p) || (f.Count > 0 && fe.fired >= f.Count) {
+		if !f.matches(method, p) || (f.Count > 0 && fe.fired >= f.Count) || (f.ContentOnly && !isContentGenerating(method, rt)) {
 			continue
 		}
 		if fe.skipped < f.Skip {
@@ -221,6 +233,12 @@ func (e *Emulator) planFaultsLocked(method, p string, rt *route) faultPlan {
 // documentation_url suffix "secondary-rate-limits").
 func secondaryMessage(reqID string) string {
 	return "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID " + reqID + "."
+}
+
+// contentCreationMessage is GitHub's content-creation secondary-limit text
+// (https://github.com/hisxo/gitGraber/issues/43).
+func contentCreationMessage(reqID string) string {
+	return "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID " + reqID + "."
 }
 
 // whoaHTML is GitHub's HTML interstitial for a rejected request; the reference
@@ -282,6 +300,9 @@ func (e *Emulator) faultResponseLocked(c *reqCtx, f *Fault) *response {
 		retryAfter()
 	case TooManyRequests429:
 		resp = errorResponse(http.StatusTooManyRequests, secondaryMessage(c.reqID), docsSecondaryLimit)
+		retryAfter()
+	case ContentCreationLimit403:
+		resp = errorResponse(http.StatusForbidden, contentCreationMessage(c.reqID), docsSecondaryLimit)
 		retryAfter()
 	case PrimaryExhausted:
 		if c.cred == nil {

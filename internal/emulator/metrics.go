@@ -43,6 +43,11 @@ type RequestRecord struct {
 	// RetryAfterUntil is when the client may retry, from Retry-After or, for a
 	// primary limit, x-ratelimit-reset. Zero when not throttled.
 	RetryAfterUntil time.Time `json:"retry_after_until,omitempty"`
+	// Secondary names the secondary rate limit that refused the request
+	// (SecondaryConcurrency, SecondaryPoints, SecondaryContentMinute,
+	// SecondaryContentHour); empty otherwise. Injected secondary-limit
+	// faults are in Faults instead.
+	Secondary string `json:"secondary,omitempty"`
 }
 
 // Metrics is a snapshot of request accounting since the last ResetMetrics.

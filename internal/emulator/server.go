@@ -68,6 +68,7 @@ type reqCtx struct {
 	stale   int // StaleRead fault: versions back (0 = none)
 	route   *route
 	apiVer  string
+	authKey string // secondary-limit concurrency key (a hash, never the header)
 }
 
 func (c *reqCtx) api(format string, a ...any) string { return c.apiBase + fmt.Sprintf(format, a...) }
@@ -248,10 +249,18 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	c := &reqCtx{e: e, r: r, body: body, params: params, query: r.URL.Query(), apiBase: apiBase, webBase: webBase, route: rt}
 	c.apiVer = r.Header.Get("X-GitHub-Api-Version")
 
+	key := authKey(r)
 	e.mu.Lock()
 	c.reqID = e.requestIDLocked()
 	plan := e.planFaultsLocked(r.Method, p, rt)
+	e.sec.arriveLocked(key)
 	e.mu.Unlock()
+	c.authKey = key
+	defer func() {
+		e.mu.Lock()
+		e.sec.leaveLocked(key)
+		e.mu.Unlock()
+	}()
 	c.stale = plan.stale
 
 	rec := RequestRecord{ID: c.reqID, Method: r.Method, Route: routeName, Path: p, APIVersion: c.apiVer}
@@ -323,6 +332,9 @@ func (e *Emulator) handleLocked(c *reqCtx, rt *route, plan faultPlan, rec *Reque
 	if rt.auth == authJWT && (cred == nil || cred.kind != credApp) {
 		resp := c.errorf(http.StatusUnauthorized, "A JSON web token could not be decoded")
 		resp.noCharge = true
+		return resp
+	}
+	if resp := e.secondaryLocked(c, rt, cred, c.authKey, rec); resp != nil {
 		return resp
 	}
 	if cred != nil && !rt.free {

@@ -45,6 +45,8 @@ type outcome struct {
 	conflict bool
 	// rateLimited: 429 or a rate-limit 403.
 	rateLimited bool
+	// secondary: a secondary rate limit (see isSecondary).
+	secondary bool
 
 	retryAfterRaw  string
 	instruction    time.Duration
@@ -131,7 +133,7 @@ func classify(resp *http.Response, err error, inner bool, now time.Time) outcome
 	case errors.As(err, &abuse) && abuse.Response != nil:
 		if isSynthetic(abuse.Response, abuse.Message) {
 			o := outcome{kind: kindHTTP, status: abuse.Response.StatusCode, header: abuse.Response.Header, message: sanitizeMessage(abuse.Message),
-				err: err, retryable: true, rateLimited: true}
+				err: err, retryable: true, rateLimited: true, secondary: true}
 			if abuse.RetryAfter != nil && *abuse.RetryAfter > 0 {
 				o.instruction, o.hasInstruction = *abuse.RetryAfter, true
 			}
@@ -220,7 +222,29 @@ func classifyHTTP(r *http.Response, msg string, err error, now time.Time) outcom
 	case s == http.StatusConflict || s == http.StatusUnprocessableEntity:
 		o.conflict = true
 	}
+	o.secondary = o.rateLimited && isSecondary(s, msg, o.retryAfterRaw != "", o.remainingZero)
 	return o
+}
+
+// isSecondary recognizes a secondary rate limit by status, headers and
+// message. GitHub: "If you exceed a secondary rate limit, you will receive
+// a 403 or 429 response and an error message that indicates that you
+// exceeded a secondary rate limit"
+// (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-secondary-rate-limit).
+// An exhausted primary limit (x-ratelimit-remaining: 0 without
+// Retry-After) is not one; a 429, a Retry-After, or the message is.
+func isSecondary(status int, msg string, retryAfter, remainingZero bool) bool {
+	if status != http.StatusForbidden && status != http.StatusTooManyRequests {
+		return false
+	}
+	lower := strings.ToLower(msg)
+	if strings.Contains(lower, "secondary rate limit") || strings.Contains(lower, "abuse detection") {
+		return true
+	}
+	if remainingZero && !retryAfter {
+		return false
+	}
+	return retryAfter || status == http.StatusTooManyRequests
 }
 
 // isWhoaThere detects GitHub's HTML 400 interstitial.

@@ -105,6 +105,15 @@ type Client struct {
 	gateMu       sync.Mutex
 	gateUntil    time.Time
 	primaryUntil [2]time.Time
+	// secondaryUntil is the end of the wait a secondary rate limit
+	// imposed (never capped: see noteServerWait); secondaryStreak counts
+	// secondary-limit answers since the last success, for the exponential
+	// growth of waits GitHub did not direct.
+	secondaryUntil  time.Time
+	secondaryStreak int
+	// lastWrite is when the last mutation attempt was sent: writes of one
+	// client are at least MinWriteSpacing apart.
+	lastWrite time.Time
 }
 
 // New validates cfg and builds a Client. It makes no network calls: the App

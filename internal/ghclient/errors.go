@@ -92,6 +92,13 @@ type Error struct {
 	// rate limit (or was held back by one an earlier answer on this client
 	// reported): the x-ratelimit-reset before which nothing is sent.
 	PrimaryReset time.Time
+	// SecondaryLimit reports that the last failure was a secondary rate
+	// limit (403/429 "You have exceeded a secondary rate limit", or a wait
+	// one imposed on this client): nothing was sent inside the wait, and
+	// SecondaryUntil is when sending may resume.
+	SecondaryLimit bool
+	// SecondaryUntil is the end of the client's secondary-limit wait.
+	SecondaryUntil time.Time
 	// MaybeApplied reports that this is a mutation and at least one attempt
 	// had an unknown outcome, so GitHub may have applied the write even
 	// though the call failed. It is always true for ClassAmbiguous and may
@@ -202,6 +209,14 @@ func asError(err error) (*Error, bool) {
 		return e, true
 	}
 	return nil, false
+}
+
+// IsSecondaryLimit reports a call that ended on a secondary rate limit: the
+// caller may try again after SecondaryUntil (the client holds every request
+// back until then anyway).
+func IsSecondaryLimit(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.SecondaryLimit
 }
 
 // IsConflict reports whether err is a compare-and-swap conflict (409 or 422

@@ -28,6 +28,26 @@ const AttemptTimeout = 10 * time.Second
 // default knobs.
 const MinBackoff = 100 * time.Millisecond
 
+// Secondary rate limits (GitHub, "Handle rate limit errors appropriately":
+// "If the retry-after response header is present, you should not retry your
+// request until after that many seconds has elapsed. ... Otherwise, you
+// should wait for at least one minute before retrying. If your request
+// continues to fail due to a secondary rate limit, you should wait for an
+// exponentially increasing amount of time between retries",
+// https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#handle-rate-limit-errors-appropriately).
+const (
+	// SecondaryMinWait is the wait after a secondary limit without
+	// Retry-After; it doubles with every further one until a success.
+	SecondaryMinWait = time.Minute
+	// SecondaryMaxWait caps that growth.
+	SecondaryMaxWait = 16 * time.Minute
+	// MinWriteSpacing separates two content-creating requests of one
+	// client (one process and token): "If you are making a large number of
+	// POST, PATCH, PUT, or DELETE requests for a single user or client ID,
+	// wait at least one second between each request" (same page).
+	MinWriteSpacing = time.Second
+)
+
 // Budget bounds the retries of one logical call (spec §3.6, §3.8).
 type Budget struct {
 	// MaxAttempts caps attempts. 0 means: the MaxAttempts knob if set, else
@@ -112,7 +132,21 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 		if err := c.awaitServerWait(ctx, op, rb, inner, attempt, maybeApplied, last); err != nil {
 			return err
 		}
+		if op.Mutation && !inner {
+			if err := c.spaceWrite(ctx, op, rb, attempt, maybeApplied, last); err != nil {
+				return err
+			}
+		}
 		o := c.attemptOnce(ctx, rb, inner, fn)
+		if op.Mutation && !inner && o.kind != kindCredential && (o.kind != kindTransport || o.unknown) {
+			// Measured from the answer: the request may have left later
+			// than spaceWrite stamped it (a token mint first). A write
+			// that never left (no credentials, no connection) does not
+			// count.
+			c.gateMu.Lock()
+			c.lastWrite = later(c.lastWrite, c.clock.Now())
+			c.gateMu.Unlock()
+		}
 		last = o
 		c.noteServerWait(o, rb, inner)
 		if o.kind == kindOK {
@@ -168,6 +202,20 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return c.exhausted(name, rb, attempt, maybeApplied, o, true)
 		}
 		d, _ := c.delay(o, attempt, rb, now)
+		if o.secondary && op.Mutation {
+			// A write the limit refused is not replayed after the wait: its
+			// compare-and-swap base is stale by then. The caller re-reads
+			// (the store) and the client holds every request back until
+			// the wait ends.
+			return c.finalError(name, rb, attempt, maybeApplied, o)
+		}
+		if o.secondary {
+			// awaitSecondary sleeps before the next attempt, or ends the
+			// call unsent when its deadline comes first.
+			c.warn(retryWarning(name, o, d, attempt, rb))
+			c.stats.retry()
+			continue
+		}
 		if rb.hasDeadline {
 			if rem := rb.b.Deadline.Sub(now); d > rem {
 				d = rem
@@ -216,6 +264,30 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
 		}
 		c.gateMu.Unlock()
 	}
+	if o.kind == kindOK {
+		c.gateMu.Lock()
+		c.secondaryStreak = 0
+		c.gateMu.Unlock()
+		return
+	}
+	if o.kind == kindHTTP && o.secondary {
+		// A secondary limit holds back every request of this client (its
+		// token) for the whole wait, whatever the call's ceiling: GitHub
+		// warns that "continuing to make requests while you are rate
+		// limited may result in the banning of your integration".
+		c.gateMu.Lock()
+		c.secondaryStreak++
+		w := o.instruction
+		if !o.hasInstruction {
+			w = min(SecondaryMinWait<<min(c.secondaryStreak-1, 10), SecondaryMaxWait)
+		}
+		w = max(w, min(c.knobs.Base, c.knobs.Max))
+		if until := now.Add(w); until.After(c.secondaryUntil) {
+			c.secondaryUntil = until
+		}
+		c.gateMu.Unlock()
+		return
+	}
 	if o.kind != kindHTTP || !o.hasInstruction || o.instruction <= 0 {
 		return
 	}
@@ -239,7 +311,7 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
 func (c *Client) HeldUntil() time.Time {
 	c.gateMu.Lock()
 	defer c.gateMu.Unlock()
-	return later(c.gateUntil, c.primaryUntil[0])
+	return later(later(c.gateUntil, c.primaryUntil[0]), c.secondaryUntil)
 }
 
 // HoldUntil makes every later attempt on the client wait until t, as if an
@@ -313,10 +385,16 @@ func (c *Client) primaryExhausted(name string, rb resolvedBudget, attempts int, 
 // where mayAwaitPrimary allows; otherwise the call fails fast, unsent.
 func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, inner bool, attempt int, maybeApplied bool, last outcome) error {
 	c.gateMu.Lock()
-	until, primary := c.gateUntil, c.primaryUntil[credIndex(inner)]
+	until, primary, secondary := c.gateUntil, c.primaryUntil[credIndex(inner)], c.secondaryUntil
 	c.gateMu.Unlock()
 	now := c.clock.Now()
 	name := opName(op, last)
+	if secondary.After(now) {
+		if err := c.awaitSecondary(ctx, op, rb, attempt, maybeApplied, last, secondary); err != nil {
+			return err
+		}
+		now = c.clock.Now()
+	}
 	if primary.After(now) {
 		if !c.mayAwaitPrimary(rb, primary, now) || (rb.hasDeadline && !primary.Before(rb.b.Deadline)) {
 			return c.primaryExhausted(name, rb, attempt-1, maybeApplied, last, primary, now)
@@ -348,6 +426,55 @@ func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, 
 		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
 	}
 	return nil
+}
+
+// awaitSecondary sleeps until a secondary-limit wait ends. Unlike other
+// server-directed waits it is never capped: nothing is sent on this token
+// before it ends (R-F4). A call whose deadline (its budget's or its
+// context's) ends first fails at once, unsent, with SecondaryLimit set, so
+// its caller can decide (acquire waits on inside timeout-minutes, release
+// moves to its next phase, the reaper stops and says so).
+func (c *Client) awaitSecondary(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome, until time.Time) error {
+	now := c.clock.Now()
+	d := until.Sub(now)
+	end, hasEnd := ctx.Deadline()
+	if rb.hasDeadline && (!hasEnd || rb.b.Deadline.Before(end)) {
+		end, hasEnd = rb.b.Deadline, true
+	}
+	if hasEnd && !until.Before(end) {
+		e := c.exhausted(opName(op, last), rb, attempt-1, maybeApplied, last, rb.hasDeadline)
+		e.SecondaryLimit, e.SecondaryUntil, e.Wait = true, until, d
+		if e.Err == nil {
+			e.Err = fmt.Errorf("a secondary rate limit holds every request back until %s, past this call's deadline", until.UTC().Format(time.RFC3339))
+		}
+		return e
+	}
+	if !last.secondary {
+		c.warn(fmt.Sprintf("%s waits %d ms for a secondary rate limit before attempt %d", opName(op, last), d.Milliseconds(), attempt))
+	}
+	if err := c.clock.Sleep(ctx, d); err != nil {
+		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
+	}
+	return ctx.Err()
+}
+
+// spaceWrite keeps two mutation attempts of this client at least
+// MinWriteSpacing apart (from the previous one's answer), and stamps this
+// one as sent.
+func (c *Client) spaceWrite(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome) error {
+	c.gateMu.Lock()
+	wait := c.lastWrite.Add(MinWriteSpacing).Sub(c.clock.Now())
+	if wait <= 0 {
+		c.lastWrite = c.clock.Now()
+		c.gateMu.Unlock()
+		return nil
+	}
+	c.lastWrite = c.clock.Now().Add(wait)
+	c.gateMu.Unlock()
+	if err := c.clock.Sleep(ctx, wait); err != nil {
+		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
+	}
+	return ctx.Err()
 }
 
 // later returns the later of a and b.
@@ -405,6 +532,13 @@ func (c *Client) delay(o outcome, attempt int, rb resolvedBudget, now time.Time)
 	base, maxD := c.knobs.Base, c.knobs.Max
 	floor := min(base, maxD)
 	instr, has := o.instruction, o.hasInstruction
+	if o.secondary {
+		// The client's secondary wait (noteServerWait) in full.
+		c.gateMu.Lock()
+		until := c.secondaryUntil
+		c.gateMu.Unlock()
+		return max(until.Sub(now), floor), instr
+	}
 	if reset, ok := o.primaryReset(now); ok && !has && c.mayAwaitPrimary(rb, reset, now) {
 		instr, has = reset.Sub(now), true
 	}
@@ -497,6 +631,12 @@ func (c *Client) finalError(name string, rb resolvedBudget, attempt int, maybeAp
 		e.RetryAfter = printable(o.retryAfterRaw)
 		if o.hasInstruction {
 			e.Wait = o.instruction
+		}
+		if o.secondary {
+			e.SecondaryLimit = true
+			c.gateMu.Lock()
+			e.SecondaryUntil = c.secondaryUntil
+			c.gateMu.Unlock()
 		}
 	case kindCredential:
 		e.CredentialFailure = true

@@ -180,9 +180,13 @@ func TestServerDirectedWaits(t *testing.T) {
 		{"fraction ignored", 503, hdr("Retry-After", "1.5"), 0, false, ms(500)},
 		{"negative ignored", 503, hdr("Retry-After", "-5"), 0, false, ms(500)},
 		{"suffix ignored", 503, hdr("Retry-After", "5s"), 0, false, ms(500)},
-		{"ceiling 60s attempt-bounded", 429, hdr("Retry-After", "120"), 0, false, 60 * time.Second},
-		{"full honor under deadline", 429, hdr("Retry-After", "120"), 10 * time.Minute, false, 120 * time.Second},
-		{"deadline clamps the wait", 429, hdr("Retry-After", "120"), 30 * time.Second, false, 30 * time.Second},
+		{"ceiling 60s attempt-bounded", 503, hdr("Retry-After", "120"), 0, false, 60 * time.Second},
+		{"full honor under deadline", 503, hdr("Retry-After", "120"), 10 * time.Minute, false, 120 * time.Second},
+		{"deadline clamps the wait", 503, hdr("Retry-After", "120"), 30 * time.Second, false, 30 * time.Second},
+		// A secondary limit (a 429, or a 403 with Retry-After) is honored
+		// in full even attempt-bounded (R-F4 extended, issue 14).
+		{"secondary limit honored in full attempt-bounded", 429, hdr("Retry-After", "120"), 0, false, 120 * time.Second},
+		{"secondary limit without Retry-After waits a minute", 403, hdr("X-RateLimit-Remaining", "4000"), 0, false, time.Minute},
 		{"primary reset within the ceiling waited attempt-bounded", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 0, true, 30 * time.Second},
 		{"primary reset within the ceiling waited without opt-in", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, false, 30 * time.Second},
 		{"primary reset waited under deadline", 403, hdr("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", resetAt(30*time.Second)), 10 * time.Minute, true, 30 * time.Second},
@@ -195,7 +199,11 @@ func TestServerDirectedWaits(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
 			h.clock.Set(start)
-			h.srv.on("GET", repoPath, reply{status: tc.status, header: tc.header, body: msg("rate limited")}, reply{body: okRepo})
+			body := msg("rate limited")
+			if strings.HasPrefix(tc.name, "secondary") {
+				body = msg("You have exceeded a secondary rate limit")
+			}
+			h.srv.on("GET", repoPath, reply{status: tc.status, header: tc.header, body: body}, reply{body: okRepo})
 			b := Budget{WaitPrimaryReset: tc.waitReset}
 			if tc.deadline > 0 {
 				b.Deadline = start.Add(tc.deadline)
@@ -393,8 +401,7 @@ func TestAmbiguousWrites(t *testing.T) {
 		{"408 then 409 is ambiguous", reply{status: 408}, ClassAmbiguous},
 		{"hangup then 409 is ambiguous", reply{hangup: true}, ClassAmbiguous},
 		{"401 then 409 is a plain conflict", reply{status: 401, body: msg("Bad credentials")}, ClassConflict},
-		{"429 then 409 is a plain conflict", reply{status: 429}, ClassConflict},
-		{"403 rate limit then 409 is a plain conflict", reply{status: 403, body: msg("secondary rate limit")}, ClassConflict},
+		{"403 primary limit then 409 is a plain conflict", reply{status: 403, header: hdr("X-RateLimit-Remaining", "0"), body: msg("API rate limit exceeded")}, ClassConflict},
 		{"whoa 400 then 409 is a plain conflict", reply{status: 400, body: whoaBody, header: hdr("Content-Type", "text/html")}, ClassConflict},
 	}
 	for _, tc := range cases {
@@ -421,9 +428,24 @@ func TestAmbiguousWrites(t *testing.T) {
 	t.Run("ambiguity spans several retries", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
-		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 429}, conflict)
+		h.srv.on("PUT", filePath, reply{status: 502}, reply{status: 401}, reply{status: 504}, conflict)
 		assert.Equal(t, true, IsAmbiguous(h.putFile(context.Background(), Budget{})), "IsAmbiguous")
 	})
+	// A write refused by a secondary limit is not replayed after the wait
+	// (its compare-and-swap base would be stale): the call ends, and the
+	// caller re-reads once the client's wait is over.
+	for _, first := range []reply{{status: 429}, {status: 403, body: msg("You have exceeded a secondary rate limit")}} {
+		t.Run(fmt.Sprintf("secondary limit %d on a write ends the call", first.status), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.srv.on("PUT", filePath, first)
+			e := mustErr(t, h.putFile(context.Background(), Budget{}))
+			assert.True(t, IsSecondaryLimit(e), "IsSecondaryLimit")
+			assert.False(t, IsConflict(e), "IsConflict")
+			assert.Equal(t, 1, e.Attempts, "Attempts")
+			assert.Equal(t, 1, len(h.srv.requests()), "requests")
+		})
+	}
 	t.Run("ambiguity is per logical call", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
@@ -481,7 +503,8 @@ func TestRateLimitPrecheckNeverShortCircuits(t *testing.T) {
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	assert.Equal(t, 4, len(h.srv.requests()), "requests actually sent")
-	eqSleeps(t, h.clock.Sleeps(), 60*time.Second)
+	// A secondary limit's Retry-After is honored in full (issue 14).
+	eqSleeps(t, h.clock.Sleeps(), 600*time.Second)
 }
 
 func TestSyntheticPrecheckErrorIsRateLimited(t *testing.T) {

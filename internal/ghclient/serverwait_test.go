@@ -23,13 +23,17 @@ func TestRetryAfterHoldsBackTheNextCall(t *testing.T) {
 	h.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "18"), body: msg("You have exceeded a secondary rate limit")})
 	e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(15 * time.Second)}))
 	assert.Equal(t, true, e.DeadlineElapsed, "first call: DeadlineElapsed")
-	eqSleeps(t, h.clock.Sleeps(), 15*time.Second)
+	// A secondary limit whose wait ends past the deadline ends the call at
+	// once, unsent (issue 14), instead of sleeping into the deadline.
+	assert.Equal(t, true, e.SecondaryLimit, "first call: SecondaryLimit")
+	assert.Equal(t, start.Add(18*time.Second), e.SecondaryUntil, "first call: SecondaryUntil")
+	eqSleeps(t, h.clock.Sleeps())
 
 	// The next call (a later phase, its own deadline) waits out the
-	// remaining 3 s before its first attempt.
+	// whole 18 s before its first attempt.
 	h.srv.on("GET", repoPath, reply{body: okRepo})
 	require.NoError(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(30 * time.Second)}))
-	eqSleeps(t, h.clock.Sleeps(), 15*time.Second, 3*time.Second)
+	eqSleeps(t, h.clock.Sleeps(), 18*time.Second)
 	assert.Equal(t, 2, len(h.srv.requests()), "requests")
 }
 
@@ -72,7 +76,7 @@ func TestRetryAfterOnTheInstallationLookupHoldsBackTheServingCall(t *testing.T) 
 	reqs := h.srv.requests()
 	assert.Equal(t, 6, len(reqs), "requests")
 	assert.GreaterOrEqual(t, h.clock.Now().Sub(start), 40*time.Second+ms(1500), "the lookup after the 429 went out inside the Retry-After window")
-	assert.Contains(t, h.warnings()[len(h.warnings())-1], "waits 39500 ms for an earlier Retry-After", "warning")
+	assert.Contains(t, h.warnings()[len(h.warnings())-1], "waits 39500 ms for a secondary rate limit", "warning")
 }
 
 // primaryExhausted403 is GitHub's answer once an hourly primary budget is
@@ -206,4 +210,51 @@ func TestPrimaryLimitOnTheInstallationLookupFailsTheServingCallFast(t *testing.T
 	_ = mustErr(t, h.getRepo(context.Background(), Budget{}))
 	assert.Equal(t, 1, len(h.srv.requests()), "requests (the second call sent nothing)")
 	eqSleeps(t, h.clock.Sleeps())
+}
+
+// A secondary limit without Retry-After waits at least a minute, doubling
+// with every further one until a success resets the growth (GitHub's
+// guidance), and nothing is sent on the client before each wait ends.
+func TestSecondaryLimitWithoutRetryAfterGrowsExponentially(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	secondary := reply{status: 403, header: hdr("X-RateLimit-Remaining", "4999"), body: msg("You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")}
+	h.srv.on("GET", repoPath, secondary, secondary, reply{body: okRepo}, secondary, reply{body: okRepo})
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	eqSleeps(t, h.clock.Sleeps(), time.Minute, 2*time.Minute)
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	eqSleeps(t, h.clock.Sleeps(), time.Minute, 2*time.Minute, time.Minute)
+	assert.Equal(t, 5, len(h.srv.requests()), "requests")
+}
+
+// An attempt-bounded call whose context ends before the secondary wait does
+// fails at once, unsent, with SecondaryLimit: acquire waits on inside its
+// timeout, the reaper stops and says so.
+func TestSecondaryLimitPastTheContextDeadlineSendsNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	start := h.clock.Now()
+	h.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "90"), body: msg("You have exceeded a secondary rate limit")})
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(30*time.Second))
+	defer cancel()
+	e := mustErr(t, h.getRepo(ctx, Budget{}))
+	assert.True(t, IsSecondaryLimit(e), "IsSecondaryLimit")
+	assert.Equal(t, start.Add(90*time.Second), e.SecondaryUntil)
+	assert.Equal(t, 1, len(h.srv.requests()), "requests")
+	eqSleeps(t, h.clock.Sleeps())
+	assert.Equal(t, start.Add(90*time.Second), h.c.HeldUntil(), "HeldUntil covers the secondary wait")
+}
+
+// Two content-creating requests of one client are at least a second apart.
+func TestWritesAreSpacedOneSecondApart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	h.srv.on("PUT", "/repos/o/r/contents/locks/x.json", reply{status: 200, body: `{"content":{"sha":"a"}}`}, reply{status: 200, body: `{"content":{"sha":"b"}}`})
+	h.srv.on("GET", repoPath, reply{body: okRepo})
+	require.NoError(t, h.putFile(context.Background(), Budget{}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	require.NoError(t, h.putFile(context.Background(), Budget{}))
+	eqSleeps(t, h.clock.Sleeps(), time.Second)
+	reqs := h.srv.requests()
+	require.Equal(t, 3, len(reqs))
 }

@@ -15,12 +15,15 @@ type Kind string
 
 // Transition kinds.
 const (
-	// KindAcquire: lockstate.Acquire (queue join, admission, rerun refresh,
-	// jobId backfill, same-runner quarantine reclaim, schema migration).
+	// KindAcquire: lockstate.Acquire (queue join, appended or inserted by
+	// arrival, admission, rerun refresh, jobId backfill, same-runner
+	// quarantine reclaim, schema migration).
 	KindAcquire Kind = "acquire"
 	// KindRelease: lockstate.Cleanup (release with its typed result, post
 	// and timeout cleanup, pre-activation retraction, a blocked release
-	// raising the incident, a prune-only write).
+	// raising the incident, a prune-only write), and at schema <= 3 a
+	// release followed by lockstate.Handoff in the same write (result
+	// "released+handoff").
 	KindRelease Kind = "release"
 	// KindReap: lockstate.Reap (stale holder quarantined or freed, aged
 	// quarantine auto-recovered, finished waiters dropped).
@@ -41,9 +44,10 @@ const (
 // writes the pure core can produce, and how to propose the requests that
 // could have produced a version. A write is accepted when some proposed
 // request, run through the core, yields the version byte for byte (apart
-// from updatedAt, which the store stamps). To recognize a new kind of write
-// (for example a release that admits the next waiters directly), add one
-// row here that calls the core's new transition.
+// from updatedAt, which the store stamps). To recognize a new kind of write,
+// add one row here that calls the core's new transition, or, when the write
+// composes transitions (a release that hands its seat off), try the
+// composition inside the row that owns the write (tryCleanup).
 type transition struct {
 	kind Kind
 	// operator marks writes an operator account may author.
@@ -186,32 +190,62 @@ func tryAcquire(t *trial) (string, bool) {
 		}
 	}
 	for _, a := range asks {
-		req := lockstate.AcquireRequest{Identity: a.id, Lease: a.lease}
-		result, ok := t.each(func(cfg lockstate.Config, now time.Time) (*lockstate.State, string, bool) {
-			out, dec, err := lockstate.Acquire(t.prev, cfg, req, now)
-			if err != nil || !dec.Changed {
-				return nil, "", false
+		for _, arrival := range t.arrivals(a.id.HolderID) {
+			req := lockstate.AcquireRequest{Identity: a.id, Lease: a.lease, Arrival: arrival}
+			result, ok := t.each(func(cfg lockstate.Config, now time.Time) (*lockstate.State, string, bool) {
+				out, dec, err := lockstate.Acquire(t.prev, cfg, req, now)
+				if err != nil || !dec.Changed {
+					return nil, "", false
+				}
+				r := string(dec.Outcome)
+				switch {
+				case dec.QuarantineRecovered:
+					r = "reclaimed"
+				case dec.MigratedTo != 0 && dec.Outcome == lockstate.OutcomeQueued:
+					r = "queued-migrated"
+				case dec.MigratedTo != 0:
+					r = "admitted-migrated"
+				case dec.Outcome == lockstate.OutcomeQueued && len(t.d.addedQueue) == 0:
+					r = "refreshed"
+				case dec.Outcome == lockstate.OutcomeAlreadyHolder:
+					r = "backfilled"
+				}
+				if dec.Inserted {
+					r = "inserted"
+				}
+				return out, r, true
+			})
+			if ok {
+				return result, true
 			}
-			r := string(dec.Outcome)
-			switch {
-			case dec.QuarantineRecovered:
-				r = "reclaimed"
-			case dec.MigratedTo != 0 && dec.Outcome == lockstate.OutcomeQueued:
-				r = "queued-migrated"
-			case dec.MigratedTo != 0:
-				r = "admitted-migrated"
-			case dec.Outcome == lockstate.OutcomeQueued && len(t.d.addedQueue) == 0:
-				r = "refreshed"
-			case dec.Outcome == lockstate.OutcomeAlreadyHolder:
-				r = "backfilled"
-			}
-			return out, r, true
-		})
-		if ok {
-			return result, true
 		}
 	}
 	return "", false
+}
+
+// arrivals are the arrival snapshots (lockstate.AcquireRequest.Arrival) a
+// join of holderID may have carried: none (the entry is appended, as the
+// reference does), and, when the version shows the new entry ahead of
+// entries already queued, the snapshot of every entry it follows. That
+// snapshot reproduces every legitimate arrival insertion: the core places
+// a new entry after the last entry of its snapshot, then past the later
+// joiners whose queuedAt is not after its own, so the entries it precedes
+// must all have joined after it arrived (a later queuedAt); the core run
+// on the snapshot checks exactly that.
+func (t *trial) arrivals(holderID string) []*lockstate.Arrival {
+	out := []*lockstate.Arrival{nil}
+	if lockstate.QueuePosition(t.prev, holderID) > 0 {
+		return out
+	}
+	at := lockstate.QueuePosition(t.next, holderID) - 1
+	if at < 0 || at >= len(t.next.Queue)-1 {
+		return out
+	}
+	a := &lockstate.Arrival{Queued: map[string]bool{}}
+	for _, e := range t.next.Queue[:at] {
+		a.Queued[e.HolderID] = true
+	}
+	return append(out, a)
 }
 
 // cleanupReports are the resource reports a release may have carried,
@@ -305,21 +339,39 @@ func tryCleanup(t *trial) (string, bool) {
 					QueueOnly: v.queueOnly, PreActivation: v.pre, RestoreQuarantine: v.restore,
 					ReservationID: resID, Identity: incidentID, ServerURL: t.in.serverURL(),
 				}
-				result, ok := t.each(func(cfg lockstate.Config, now time.Time) (*lockstate.State, string, bool) {
-					out, dec, err := lockstate.Cleanup(t.prev, cfg, req, now)
-					if err != nil || !dec.Changed {
-						return nil, "", false
+				for _, handoff := range []bool{false, true} {
+					if handoff && (v.pre || v.queueOnly || len(t.d.addedHolders) == 0) {
+						continue
 					}
-					r := string(dec.Result)
-					if v.pre {
-						r = "retracted"
-					} else if dec.Result == lockstate.ResultNoop {
-						r = "pruned"
+					result, ok := t.each(func(cfg lockstate.Config, now time.Time) (*lockstate.State, string, bool) {
+						out, dec, err := lockstate.Cleanup(t.prev, cfg, req, now)
+						if err != nil || !dec.Changed {
+							return nil, "", false
+						}
+						r := string(dec.Result)
+						if v.pre {
+							r = "retracted"
+						} else if dec.Result == lockstate.ResultNoop {
+							r = "pruned"
+						}
+						if handoff {
+							// A release of this suite hands the freed seat to
+							// the next waiters in the same write, exactly as
+							// the release action does (lockstate.Handoff).
+							if !dec.Released || !lockstate.HandoffAllowed(out) {
+								return nil, "", false
+							}
+							after, h, err := lockstate.Handoff(out, cfg, now)
+							if err != nil || !h.Changed {
+								return nil, "", false
+							}
+							out, r = after, r+"+handoff"
+						}
+						return out, r, true
+					})
+					if ok {
+						return result, true
 					}
-					return out, r, true
-				})
-				if ok {
-					return result, true
 				}
 			}
 		}

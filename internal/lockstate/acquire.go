@@ -27,6 +27,69 @@ const (
 type AcquireRequest struct {
 	Identity Identity
 	Lease    time.Duration
+	// Arrival, when set, is the caller's arrival snapshot: the holderIds
+	// queued in the first state this acquire invocation read. A new entry
+	// is then inserted by arrival (see Acquire) instead of appended, so a
+	// compare-and-swap loss, or a join spread out to avoid one, never costs
+	// queue position. Nil appends (the reference behaviour).
+	Arrival *Arrival
+}
+
+// Arrival is an acquire invocation's arrival snapshot (AcquireRequest).
+type Arrival struct {
+	// Queued holds the holderIds queued when the caller arrived.
+	Queued map[string]bool
+}
+
+// NewArrival records the arrival snapshot of s.
+func NewArrival(s *State) *Arrival {
+	a := &Arrival{Queued: map[string]bool{}}
+	if s != nil {
+		for _, e := range s.Queue {
+			a.Queued[e.HolderID] = true
+		}
+	}
+	return a
+}
+
+// MaxQueueEntries bounds the queue: an acquire that would add an entry to a
+// queue this long is refused (CodeQueueFull) and writes nothing. At about
+// 400 bytes per entry it keeps the state document near 400 KB, well inside
+// the 1 MB the Contents API returns inline (larger files need a second,
+// raw read on every changed poll; GitHub serves none over 100 MB), and it
+// is far beyond what one writer App can drain (docs/performance.md: about
+// 166 cycles per hour within the 500 content writes per hour).
+const MaxQueueEntries = 1000
+
+// insertPosition is where a new entry e joins under arrival insertion:
+// after every entry that was already queued when the caller arrived (its
+// own read, so no other writer's clock is trusted for those), then by
+// arrival time among the entries that joined since: past each one whose
+// queuedAt (its acquire's start) is not after e's. A skewed clock can
+// therefore only reorder e among entries that joined while e was joining.
+// With no earlier entry left it joins at the head.
+func insertPosition(q []Entry, a *Arrival, e Entry) int {
+	if a == nil {
+		return len(q)
+	}
+	pos := 0
+	for i, x := range q {
+		if a.Queued[x.HolderID] {
+			pos = i + 1
+		}
+	}
+	mine, ok := ParseTime(e.QueuedAt)
+	if !ok {
+		return len(q)
+	}
+	for pos < len(q) {
+		t, ok := ParseTime(q[pos].QueuedAt)
+		if a.Queued[q[pos].HolderID] || (ok && t.After(mine)) {
+			break
+		}
+		pos++
+	}
+	return pos
 }
 
 // AcquireDecision describes what Acquire decided.
@@ -56,6 +119,11 @@ type AcquireDecision struct {
 	// call evaluated (expired cooldowns pruned): how many admissible waiters
 	// are ahead of it, or -1 when it is blocked. 0 for other outcomes.
 	Rank int
+	// Inserted is true when the caller's new entry was inserted by arrival
+	// ahead of later arrivals (AcquireRequest.Arrival): it is queued in
+	// this write even when it could be admitted, and its next poll admits
+	// it.
+	Inserted bool
 }
 
 // Acquire is the state logic of one iteration of the reference acquire loop
@@ -111,6 +179,20 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	pruneExpired(work, now)
 	migratedTo, err := migrate(work, cfg, observed)
 	if err != nil {
+		if c := CodeOf(err); c == CodeDrainRequired || c == CodeMigrationStepRequired {
+			// A job a release handed a seat (Handoff) whose writer read an
+			// older config holds it: tell it so, on the state as stored
+			// (no migration), instead of refusing and leaving the seat
+			// held by a job that does not know it.
+			if held := s.Clone(); HolderIndex(held, id.HolderID) >= 0 {
+				pruneExpired(held, now)
+				if held.SchemaVersion >= 5 && held.ActiveIncident != nil {
+					inc := *held.ActiveIncident
+					return s.Clone(), AcquireDecision{Outcome: OutcomeAccountBlocked, Incident: &inc}, nil
+				}
+				return acquireAsHolder(s, held, HolderIndex(held, id.HolderID), id, held.SchemaVersion >= 3, now)
+			}
+		}
 		return nil, AcquireDecision{}, err
 	}
 	dec := AcquireDecision{MigratedTo: migratedTo}
@@ -129,6 +211,7 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	// Step 8: dedupe the queue, then refresh or append the caller's entry.
 	work.Queue = dedupeQueue(work.Queue)
 	changed := migratedTo != 0
+	inserted := false
 	want := id.entry(work.SchemaVersion, now)
 	qi := QueuePosition(work, id.HolderID) - 1
 	if qi >= 0 {
@@ -141,8 +224,14 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 			changed = true
 		}
 	} else {
-		work.Queue = append(work.Queue, want)
-		qi = len(work.Queue) - 1
+		if len(work.Queue) >= MaxQueueEntries {
+			return nil, AcquireDecision{}, newError(CodeQueueFull, fmt.Sprintf(
+				"acquire %s: the queue already holds %d entries, the most one lock supports (about %d KB of state); wait for it to drain or shard the lock (docs/performance.md)",
+				s.Lock, len(work.Queue), len(work.Queue)*400/1000))
+		}
+		qi = insertPosition(work.Queue, req.Arrival, want)
+		inserted = qi < len(work.Queue)
+		work.Queue = append(work.Queue[:qi:qi], append([]Entry{want}, work.Queue[qi:]...)...)
 		changed = true
 	}
 
@@ -158,7 +247,10 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 		}
 	}
 	eligible := reclaim >= 0 || (sc.rank[qi] >= 0 && sc.rank[qi] < free)
-	if (free > 0 || reclaim >= 0) && eligible {
+	// An entry inserted ahead of later arrivals joins in its own write and
+	// is admitted by a later one, so every admission is read from a queue
+	// position a committed version shows (the FIFO audit's view).
+	if (free > 0 || reclaim >= 0) && eligible && !inserted {
 		holder := Holder{
 			Entry:      id.entry(work.SchemaVersion, now),
 			AcquiredAt: FormatTime(now),
@@ -200,7 +292,7 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	}
 
 	// Step 11: queued.
-	dec.Outcome, dec.Position, dec.Rank = OutcomeQueued, qi+1, sc.rank[qi]
+	dec.Outcome, dec.Position, dec.Rank, dec.Inserted = OutcomeQueued, qi+1, sc.rank[qi], inserted
 	if !changed {
 		return s.Clone(), dec, nil
 	}

@@ -56,6 +56,9 @@ const (
 	CodeDuplicateQueueEntry Code = "duplicate-queue-entry"
 	// CodeDuplicateReservation is rule 19: two reservations share a reservationId.
 	CodeDuplicateReservation Code = "duplicate-reservation"
+	// CodeQueueFull means an acquire would grow the queue past
+	// MaxQueueEntries; nothing is written.
+	CodeQueueFull Code = "queue-full"
 	// CodeInvalidServerURL means GITHUB_SERVER_URL is not a bare http(s) origin.
 	CodeInvalidServerURL Code = "invalid-server-url"
 	// CodeInvalidState is an in-memory State that no reference client could

@@ -53,6 +53,9 @@ type sim struct {
 	// W while W could not have been admitted had it polled instead.
 	overtaken map[string]int
 	stats     *simStats
+	// arrivals are the identities' arrival snapshots (arrival insertion);
+	// handoffs counts admissions by Handoff.
+	arrivals map[string]*Arrival
 }
 
 // simStats counts schema-6 events across a property test so the test can
@@ -159,7 +162,10 @@ func (m *sim) lostOnly(before, after *State, holderID string) {
 func (m *sim) acquire(i int) {
 	id := m.ids[i]
 	before := m.s.Clone()
-	out, d, err := Acquire(m.s, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour}, m.now)
+	if _, ok := m.arrivals[id.HolderID]; !ok && m.arrivals != nil {
+		m.arrivals[id.HolderID] = NewArrival(m.s)
+	}
+	out, d, err := Acquire(m.s, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour, Arrival: m.arrivals[id.HolderID]}, m.now)
 	require.Equal(m.t, before, m.s, "Acquire mutated its input")
 	if !m.check(err) {
 		return
@@ -248,6 +254,9 @@ func (m *sim) admitted(before, out *State, id Identity, d AcquireDecision) {
 // queued checks the rank contract and that the next identical poll writes
 // nothing.
 func (m *sim) queued(out *State, id Identity, d AcquireDecision) {
+	if d.Inserted {
+		return // joined by arrival in this write; its next poll decides
+	}
 	pruned, _ := PruneExpiredCooldowns(out, m.now)
 	if rank := AdmissibleRank(pruned, m.cfg, id.HolderID); rank != d.Rank {
 		m.t.Fatalf("decision rank %d, AdmissibleRank %d", d.Rank, rank)
@@ -255,7 +264,7 @@ func (m *sim) queued(out *State, id Identity, d AcquireDecision) {
 	if d.Rank >= 0 && d.Rank < FreeSlots(pruned, m.cfg) {
 		m.t.Fatalf("queued with rank %d and %d free slots", d.Rank, FreeSlots(pruned, m.cfg))
 	}
-	again, d2, err := Acquire(out, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour}, m.now)
+	again, d2, err := Acquire(out, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour, Arrival: m.arrivals[id.HolderID]}, m.now)
 	if err != nil || d2.Changed || d2.Outcome != OutcomeQueued || d2.Rank != d.Rank {
 		m.t.Fatalf("repeated waiting poll: err %v changed %v outcome %s rank %d/%d", err, d2.Changed, d2.Outcome, d2.Rank, d.Rank)
 	}
@@ -293,6 +302,85 @@ func (m *sim) cleanup(i int, report Report, queueOnly, preActivation bool) {
 	}
 	m.fencing(before, out)
 	delete(m.consumed, id.HolderID)
+	m.s = out
+}
+
+// handoff runs direct handoff (what the release action does after its
+// cleanup) and proves it equal to the waiters' own admissions in the same
+// order: each admitted entry's own poll on the intermediate state would have
+// been admitted, with the same token and the same overtakes, and afterwards
+// no waiter's poll would be admitted except a quarantine reclaim.
+func (m *sim) handoff() {
+	before := m.s.Clone()
+	out, d, err := Handoff(m.s, m.cfg, m.now)
+	require.Equal(m.t, before, m.s, "Handoff mutated its input")
+	if !m.check(err) {
+		return
+	}
+	if !d.Changed {
+		require.Equal(m.t, m.s, out)
+		require.Empty(m.t, d.Admitted)
+	}
+	m.invariants(out)
+	admitted := map[string]bool{}
+	for _, id := range d.Admitted {
+		admitted[id] = true
+	}
+	afterIDs := queueIDs(out)
+	for id := range queueIDs(before) {
+		if _, ok := afterIDs[id]; !ok && !admitted[id] {
+			m.t.Fatalf("handoff lost queue entry %s", id)
+		}
+	}
+	if got := len(out.Holders) + len(out.Reservations); len(d.Admitted) > 0 && got > m.cfg.MaxHolders {
+		m.t.Fatalf("handoff exceeded capacity: %d > %d", got, m.cfg.MaxHolders)
+	}
+	// Replay the admissions as the waiters' own polls.
+	st, _ := PruneExpiredCooldowns(before, m.now)
+	st.Queue = dedupeQueue(st.Queue)
+	for k, hid := range d.Admitted {
+		e := st.Queue[queueIDs(st)[hid]]
+		id := entryIdentity(e)
+		next, ad, err := Acquire(st, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour}, m.now)
+		if err != nil && (tolerated[CodeOf(err)] || CodeOf(err) == CodeRunnerIDRequired) {
+			// The config asks for a migration the busy lock cannot take
+			// yet: a poll refuses where the release hands off by the
+			// state's own schema. The invariants above still hold.
+			m.fencing(before, out)
+			m.s = out
+			return
+		}
+		if err != nil || ad.Outcome != OutcomeAdmitted || ad.QuarantineRecovered {
+			m.t.Fatalf("handoff admitted %s, whose own poll would not be admitted (%v, %s)", hid, err, ad.Outcome)
+		}
+		if ad.MigratedTo != 0 {
+			// A migration makes the replay differ in more than admissions.
+			m.fencing(before, out)
+			m.s = out
+			return
+		}
+		for _, w := range st.Queue {
+			if w.HolderID == hid {
+				break
+			}
+			if _, wd, err := Acquire(st, m.cfg, AcquireRequest{Identity: entryIdentity(w), Lease: time.Hour}, m.now); err == nil &&
+				wd.Outcome == OutcomeAdmitted && !wd.QuarantineRecovered {
+				m.t.Fatalf("handoff admitted %s past %s, who could have been admitted", hid, w.HolderID)
+			}
+		}
+		m.admitted(st, next, id, ad)
+		if ad.FencingToken != d.FencingTokens[k] {
+			m.t.Fatalf("handoff token %d for %s, its own admission would get %d", d.FencingTokens[k], hid, ad.FencingToken)
+		}
+		st = next
+	}
+	for _, e := range out.Queue {
+		if _, ad, err := Acquire(out, m.cfg, AcquireRequest{Identity: entryIdentity(e), Lease: time.Hour}, m.now); err == nil &&
+			ad.Outcome == OutcomeAdmitted && !ad.QuarantineRecovered && ad.MigratedTo == 0 {
+			m.t.Fatalf("after the handoff %s's own poll would still be admitted", e.HolderID)
+		}
+	}
+	m.fencing(before, out)
 	m.s = out
 }
 
@@ -354,6 +442,9 @@ func simulate(rt *rapid.T, sc schedule) {
 		t: rt, s: stateAt(start), cfg: cfg, now: t0, consumed: map[string]*Reservation{},
 		issued: map[int64]bool{}, overtaken: map[string]int{}, stats: sc.stats,
 	}
+	if rapid.Bool().Draw(rt, "arrivalInsertion") {
+		m.arrivals = map[string]*Arrival{}
+	}
 	for i := range n {
 		id := ident(i+1, fmt.Sprintf("runner-%d", rapid.IntRange(1, runners).Draw(rt, "runner")))
 		m.ids = append(m.ids, id)
@@ -367,6 +458,9 @@ func simulate(rt *rapid.T, sc schedule) {
 			m.acquire(i)
 		case action <= 5:
 			m.cleanup(i, rapid.SampledFrom(sc.reports).Draw(rt, "report"), rapid.Bool().Draw(rt, "queueOnly"), rapid.IntRange(0, 4).Draw(rt, "pre") == 0)
+			if rapid.Bool().Draw(rt, "handoff") {
+				m.handoff()
+			}
 		case action == 6:
 			m.cfg = rapid.SampledFrom(sc.configs).Draw(rt, "config")
 		case action == 7:

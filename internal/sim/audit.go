@@ -14,6 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
@@ -107,6 +108,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	s.auditSharedSeats(violate)
 	s.auditSilentFailures(hist, states, violate)
 	s.auditRetryAfter(m, violate)
+	s.auditWriteSpacing(violate)
 	s.auditSecrets(hist, violate)
 	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
 
@@ -362,6 +364,44 @@ func (s *sim) auditRetryAfter(m emulator.Metrics, violate func(string, ...any)) 
 	}
 	if n > 5 {
 		violate("... %d requests in total were sent inside a Retry-After or rate-limit window", n)
+	}
+}
+
+// auditWriteSpacing checks the write etiquette of issue 14: one process
+// never sends two content-creating requests (POST, PATCH, PUT, DELETE other
+// than token mints) on one token within ghclient.MinWriteSpacing, measured
+// on the process's own clock (a drifting clock may shorten it by drift × the
+// spacing).
+func (s *sim) auditWriteSpacing(violate func(string, ...any)) {
+	s.rec.mu.Lock()
+	sends := append([]sendRecord(nil), s.rec.sends...)
+	s.rec.mu.Unlock()
+	last := map[string]time.Time{}
+	n := 0
+	for _, sr := range sends {
+		method, path, _ := strings.Cut(sr.route, " ")
+		switch method {
+		case "POST", "PATCH", "PUT", "DELETE":
+		default:
+			continue
+		}
+		if strings.HasPrefix(path, "/app/") || strings.Contains(path, "/api/v3/app/") || sr.cred == "" {
+			continue
+		}
+		key := sr.actor + "|" + sr.proc + "|" + sr.cred
+		if prev, ok := last[key]; ok {
+			gap := sr.at.Sub(prev)
+			if tol := time.Duration(math.Abs(sr.drift) * float64(ghclient.MinWriteSpacing)); gap < ghclient.MinWriteSpacing-tol {
+				n++
+				if n <= 5 {
+					violate("%s (%s) sent %s %s after its previous write (writes of one process are at least %s apart)", sr.actor, sr.proc, sr.route, gap, ghclient.MinWriteSpacing)
+				}
+			}
+		}
+		last[key] = sr.at
+	}
+	if n > 5 {
+		violate("... %d writes in total were sent less than %s after the previous write of their process", n, ghclient.MinWriteSpacing)
 	}
 }
 

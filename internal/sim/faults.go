@@ -84,4 +84,17 @@ func (s *sim) planFaults() {
 			s.em.AddFault(emulator.Fault{PathPattern: "/repos/" + owner + "/" + lockRepo + "/", Kind: emulator.PrimaryExhausted, Count: 1})
 		}()
 	}
+	if s.intn(3) == 0 {
+		// GitHub's content-creation limit at unpredictable moments: a
+		// fraction of writes answered 403 "temporarily blocked from content
+		// creation", with or without Retry-After (the client then waits at
+		// least a minute).
+		p := pct(20, 150)
+		ra := "none"
+		if s.intn(2) == 0 {
+			ra = strconv.Itoa(1 + s.intn(60))
+		}
+		add(emulator.Fault{Kind: emulator.ContentCreationLimit403, ContentOnly: true, Probability: p, RetryAfter: ra},
+			fmt.Sprintf("content-creation-403 retry-after=%s p=%.3f", ra, p))
+	}
 }

@@ -152,7 +152,8 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 		s.live = 60 * time.Minute
 	}
 	s.t0 = time.Now()
-	s.em = emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: serverURL})
+	// GitHub's secondary rate limits are on, as on GitHub (issue 14).
+	s.em = emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: serverURL, SecondaryLimits: emulator.GitHubSecondaryLimits()})
 	s.em.AddOwner(owner, ownerID, true)
 	s.em.AddRepo(owner, lockRepo, lockRepoID, "main")
 	for _, r := range consumers {

@@ -216,10 +216,21 @@ func (s *Store) Update(ctx context.Context, message string, fn func(*lockstate.S
 // they decided (for example "Acquire <lock>" versus "Queue for <lock>"). The
 // message of the round that wrote is the commit message.
 func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (string, error)) (Result, error) {
+	return s.UpdateRounds(ctx, s.opts.MaxRounds, fn)
+}
+
+// UpdateRounds is UpdateMessage with its own round budget: a caller that
+// spreads its retries itself (acquire joining the queue during a burst, where
+// an immediate retry would collide again) passes 1 and gets
+// ErrTooManyConflicts after the first lost round, with no conflict sleep.
+func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate.State) (string, error)) (Result, error) {
 	var res Result
 	base := s.cached()
 	branchCreated := false
-	for res.Rounds < s.opts.MaxRounds {
+	if rounds <= 0 {
+		rounds = s.opts.MaxRounds
+	}
+	for res.Rounds < rounds {
 		res.Rounds++
 		if base == nil {
 			snap, err := s.Load(ctx)
@@ -268,6 +279,18 @@ func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (st
 			res.Conflicts++
 		case ghclient.IsConflict(err):
 			res.Conflicts++
+		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
+			// Refused by a secondary rate limit: the next round re-reads
+			// once the client's wait ends (the client sends nothing
+			// before), so the write is decided on a fresh state. An
+			// earlier attempt of the call may have landed (ambiguous).
+			var ge *ghclient.Error
+			if errors.As(err, &ge) && ge.MaybeApplied {
+				res.Ambiguous = true
+			}
+			s.forget()
+			base = nil
+			continue
 		default:
 			if mayHaveApplied(err) {
 				res.Ambiguous = true
@@ -276,7 +299,7 @@ func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (st
 		}
 		s.forget()
 		base = nil
-		if res.Rounds < s.opts.MaxRounds {
+		if res.Rounds < rounds {
 			if err := s.opts.Clock.Sleep(ctx, s.conflictDelay(res.Conflicts)); err != nil {
 				return res, err
 			}

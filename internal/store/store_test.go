@@ -165,7 +165,10 @@ func TestConflictReappliesTheMutationToTheFreshState(t *testing.T) {
 	assert.Equal(t, identity(1, "").HolderID, res.State.Holders[0].HolderID)
 	require.Len(t, res.State.Queue, 1)
 	assert.Equal(t, identity(2, "").HolderID, res.State.Queue[0].HolderID)
-	assert.Equal(t, []time.Duration{time.Second}, f.clock.Sleeps(), "one jittered conflict sleep")
+	// One jittered conflict sleep; the other two are the write spacing
+	// (ghclient.MinWriteSpacing) between two writes of one client in the
+	// same second (b's branch creation and its PUT; a's two rounds).
+	assert.Equal(t, []time.Duration{time.Second, time.Second, time.Second}, f.clock.Sleeps(), "spacing, one jittered conflict sleep, spacing")
 	assert.Equal(t, int64(1), f.em.Metrics().Conflicts)
 }
 
@@ -368,7 +371,9 @@ func TestConflictSleepsGrowUnderRepeatedConflicts(t *testing.T) {
 	ms := time.Millisecond
 	// jitter(1 s) first, then a window doubling from 2 s to the 8 s cap,
 	// each drawn from [1 s, window) at the jitter 0.5 used here.
-	assert.Equal(t, []time.Duration{1166500 * time.Microsecond, 1500 * ms, 2500 * ms, 4500 * ms, 4500 * ms}, roundMS(f.clock.Sleeps()))
+	// The first two are the write spacing of the two clients' first writes
+	// after the branch creation (ghclient.MinWriteSpacing).
+	assert.Equal(t, []time.Duration{time.Second, time.Second, 1166500 * time.Microsecond, 1500 * ms, 2500 * ms, 4500 * ms, 4500 * ms}, roundMS(f.clock.Sleeps()))
 }
 
 // roundMS rounds durations to 0.5 ms so float jitter does not leak into the

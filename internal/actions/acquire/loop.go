@@ -39,19 +39,29 @@ func (q *acquirer) loop(ctx context.Context) error {
 		}
 		snap, err := q.st.Load(ctx)
 		if err != nil {
+			if ghclient.IsSecondaryLimit(err) && ctx.Err() == nil {
+				if err := q.waitSecondary(ctx, err); err != nil {
+					return err
+				}
+				continue
+			}
 			if retry, gerr := q.authGrace(ctx, err); retry {
 				if gerr != nil {
 					return gerr
 				}
 				continue
 			}
-			if q.admissionWritten && ctx.Err() == nil {
+			if (q.admissionWritten || q.mayBeHandedOff()) && ctx.Err() == nil {
 				_, _, err = q.decide(ctx, err)
 			}
 			return err
 		}
 		q.authFailedSince = time.Time{}
 		q.last = snap.State
+		if q.arrival == nil {
+			q.arrival = lockstate.NewArrival(snap.State)
+		}
+		q.observe(snap.State)
 		done, again, err := q.step(ctx, snap)
 		if done || err != nil {
 			return err
@@ -96,17 +106,33 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 			q.logWaiting(snap.State, dec.Position)
 			return false, false, nil
 		}
+		if lockstate.QueuePosition(snap.State, q.id.HolderID) == 0 && !q.joinSpread {
+			// The first join of a burst: spread it out (burst.go), then
+			// decide again on a fresh read.
+			q.joinSpread = true
+			if w := q.joinWindow(snap.State); w > 0 {
+				return false, true, q.sleep(ctx, time.Duration(q.d.Jitter()*float64(w)))
+			}
+		}
 	}
-	return q.write(ctx, prChecked)
+	return q.write(ctx, prChecked, dec.Outcome == lockstate.OutcomeQueued)
 }
 
 // write applies Acquire by compare-and-swap. Each round re-decides on the
 // freshest state; an admission is only written when the pull request head
 // was checked in this iteration.
-func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool, err error) {
+//
+// A join (queued) is written in one round: on a lost race the loop re-reads
+// after a contention-aware wait (pollDelay) instead of colliding again at
+// once, and its arrival insertion keeps its place.
+func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again bool, err error) {
 	var dec, admit lockstate.AcquireDecision
 	q.registerPost()
-	res, err := q.st.UpdateMessage(ctx, func(s *lockstate.State) (string, error) {
+	rounds := acquireCASRounds
+	if join {
+		rounds = 1
+	}
+	res, err := q.st.UpdateRounds(ctx, rounds, func(s *lockstate.State) (string, error) {
 		next, d, err := lockstate.Acquire(s, q.cfg, q.req(), q.now())
 		if err != nil {
 			return "", err
@@ -150,6 +176,10 @@ func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool,
 	case errors.Is(err, store.ErrTooManyConflicts):
 		q.conflictStreak++
 		return false, false, nil
+	case ghclient.IsSecondaryLimit(err) && !landed && ctx.Err() == nil:
+		// Nothing was written: wait out the limit inside timeout-minutes,
+		// then decide again on a fresh read.
+		return false, true, q.waitSecondary(ctx, err)
 	case err != nil && landed && ctx.Err() == nil:
 		// The write may have landed: the next read decides.
 		return q.decide(ctx, err)
@@ -159,6 +189,12 @@ func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool,
 	q.conflictStreak = 0
 	q.last = res.State
 	q.notePosition(dec)
+	if dec.Inserted && dec.Rank >= 0 && dec.Rank < lockstate.FreeSlots(res.State, q.cfg) {
+		// Joined by arrival ahead of later arrivals with a seat free: the
+		// next write admits it.
+		q.logWaiting(res.State, dec.Position)
+		return false, true, nil
+	}
 	switch dec.Outcome {
 	case lockstate.OutcomeAdmitted, lockstate.OutcomeAlreadyHolder:
 		// An acknowledged write proves the admission: its CAS base had no
@@ -168,6 +204,16 @@ func (q *acquirer) write(ctx context.Context, prChecked bool) (done, again bool,
 	}
 	q.logWaiting(res.State, dec.Position)
 	return false, false, nil
+}
+
+// mayBeHandedOff reports a queued job that a release may have handed a seat
+// (lockstate.Handoff, schema <= 3) since its last read: when it can no
+// longer read the state it must not exit as if it held nothing, so it
+// decides like an admission write whose answer was lost (admission-unknown,
+// retraction, and the always() release).
+func (q *acquirer) mayBeHandedOff() bool {
+	return q.last != nil && q.last.SchemaVersion <= lockstate.HandoffMaxSchema &&
+		lockstate.QueuePosition(q.last, q.id.HolderID) > 0
 }
 
 // maybeApplied reports a failed write that GitHub may still have applied.
@@ -186,19 +232,14 @@ func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
 // pollDelay is the position-aware wait before the next poll.
 func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
-	sch := Schedule{Base: q.s.poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders}
+	sch := Schedule{Base: q.s.poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
+		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s)}
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}
 	d := PollDelay(sch, q.d.Jitter())
 	if q.conflictStreak > 0 {
-		// Every round of the last write lost the race: many jobs are
-		// writing at once (a burst joining the queue). Back off
-		// exponentially with jitter instead of colliding again at the fast
-		// poll: each attempt is a content-creating request, which GitHub
-		// limits to about 80 per minute.
-		window := min(acquireConflictDelay<<min(q.conflictStreak, 5), MaxConflictBackoff)
-		d = max(d, window/2+time.Duration(q.d.Jitter()*float64(window/2)))
+		d = max(d, q.conflictDelay(s))
 	}
 	return d
 }

@@ -18,14 +18,36 @@ const (
 	CooldownJitter = 250 * time.Millisecond
 	// minTailSpread is the reference's smallest poll jitter spread.
 	minTailSpread = 250 * time.Millisecond
+	// FastBudgetPerMinute and TailBudgetPerMinute bound the organization's
+	// state reads (304s included: each still counts toward GitHub's
+	// concurrency and points-per-minute secondary limits) whatever the
+	// number of seats and waiters: the FastRanks waiters that could be
+	// admitted next share FastBudgetPerMinute, every other waiter polls no
+	// more often than once per Queued × 60 s / TailBudgetPerMinute.
+	FastBudgetPerMinute = 300
+	TailBudgetPerMinute = 200
+	// MaxTailInterval caps a far waiter's interval, which otherwise grows
+	// with its expected wait (Schedule.HoldEstimate): a seat handed to it
+	// directly is noticed at most this late.
+	MaxTailInterval = 30 * time.Minute
+	// TailETAPercent is the share of a far waiter's expected time to the
+	// fast ranks that it sleeps: its remaining wait shrinks geometrically,
+	// so it polls about log(wait) times before it polls fast.
+	TailETAPercent = 70
 )
+
+// FastRanks is how many admissible ranks poll fast: the waiters a release
+// may hand seats to next (twice the seats, so a second seat freed within
+// one poll interval also finds its next waiter polling fast).
+func FastRanks(seats int) int { return 2 * max(seats, 1) }
 
 // Schedule is the input of PollDelay.
 type Schedule struct {
 	// Base is poll-seconds as a duration (default 15 s).
 	Base time.Duration
 	// Unit is one poll-seconds unit (1 s; smaller in the compressed demo);
-	// it is the floor of the fast interval.
+	// it is the floor of the fast interval, and the request budgets are
+	// per 60 units (a minute at 1 s).
 	Unit time.Duration
 	// Rank is the caller's admissible rank: how many queued requests would
 	// be admitted before it (0 = next). Negative means unknown (tail).
@@ -35,16 +57,26 @@ type Schedule struct {
 	// UntilCooldown, when positive, is the time until the earliest future
 	// cooldown expiry (quarantines and expired cooldowns never count).
 	UntilCooldown time.Duration
+	// Queued is the queue length (0: unknown, no rate floor).
+	Queued int
+	// HoldEstimate, when positive, is how long a holder keeps its seat
+	// (observed by this waiter); a far waiter's interval is at least half
+	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
+	// FastRanks) / Seats × HoldEstimate.
+	HoldEstimate time.Duration
 }
 
 // PollDelay returns the wait before the next poll. r is a jitter draw in
 // [0,1).
 //
-//   - Rank < min(Seats, MaxFastSlots): fast = max(Unit, Base/FastDivisor),
-//     plus up to a third of it in jitter (1.5–2.0 s by default).
-//   - Otherwise the tail backs off in proportion to its rank:
-//     Base × Rank / fastSlots, capped at TailCapFactor × Base, plus up to a
-//     third (at least 250 ms) of jitter. The first tail rank polls at Base.
+//   - Rank < FastRanks(Seats): fast = max(Unit, Base/FastDivisor,
+//     FastRanks × 60 s / FastBudgetPerMinute), plus up to a third of it in
+//     jitter (1.5–2.0 s by default up to 3 seats).
+//   - Otherwise the tail backs off in proportion to its rank: Base at the
+//     first tail rank, Base / min(Seats, MaxFastSlots) more per further
+//     rank, capped at TailCapFactor × Base, and at least
+//     Queued × 60 s / TailBudgetPerMinute and TailETAPercent of its expected
+//     wait for the fast ranks (capped at MaxTailInterval); plus up to a third (at least 250 ms) of jitter.
 //   - If a cooldown expires sooner than that, the wait is the time to that
 //     expiry plus up to 249 ms of jitter.
 func PollDelay(s Schedule, r float64) time.Duration {
@@ -56,17 +88,37 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		unit = time.Second
 	}
 	base := max(s.Base, unit)
-	fastSlots := min(max(s.Seats, 1), MaxFastSlots)
+	seats := max(s.Seats, 1)
+	fastSlots := min(seats, MaxFastSlots)
+	fastRanks := FastRanks(seats)
 	var d, spread time.Duration
-	if s.Rank >= 0 && s.Rank < fastSlots {
+	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
+		if s.Queued > 0 {
+			d = max(d, time.Duration(int64(min(fastRanks, s.Queued))*60*int64(unit)/FastBudgetPerMinute))
+		}
 		spread = d / 3
 	} else {
-		rank := s.Rank
-		if rank < 0 {
-			rank = fastSlots
+		// The first tail rank polls at Base, each further one a
+		// fastSlots-th of Base later.
+		rank := fastSlots
+		if s.Rank >= 0 {
+			rank = s.Rank - fastRanks + fastSlots
 		}
 		d = min(time.Duration(int64(base)*int64(rank)/int64(fastSlots)), TailCapFactor*base)
+		if s.Queued > 0 {
+			d = max(d, time.Duration(int64(s.Queued)*60*int64(unit)/TailBudgetPerMinute))
+		}
+		if s.HoldEstimate > 0 && s.Rank >= 0 {
+			// Most of the expected time until it reaches the fast ranks:
+			// it moves up one rank per admission, one every HoldEstimate
+			// / Seats, and the fast ranks are FastRanks − Seats admissions
+			// ahead of its own turn, so a seat is handed to it while it
+			// already polls fast.
+			turns := int64(s.Rank + 1 - fastRanks)
+			eta := time.Duration(turns * int64(s.HoldEstimate) / int64(seats))
+			d = max(d, min(eta*TailETAPercent/100, MaxTailInterval))
+		}
 		spread = max(minTailSpread, d/3)
 	}
 	delay := d + time.Duration(r*float64(spread))

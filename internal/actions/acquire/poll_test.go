@@ -1,6 +1,7 @@
 package acquire
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,11 +24,15 @@ func TestPollDelay(t *testing.T) {
 		{"head polls fast", Schedule{Base: base, Rank: 0, Seats: 1}, 0, 1500 * time.Millisecond},
 		{"head jitter spread is a third", Schedule{Base: base, Rank: 0, Seats: 1}, 0.999, 2 * s},
 		{"second of two seats polls fast", Schedule{Base: base, Rank: 1, Seats: 2}, 0, 1500 * time.Millisecond},
-		{"first tail rank polls at base", Schedule{Base: base, Rank: 2, Seats: 2}, 0, base},
-		{"tail backs off by rank", Schedule{Base: base, Rank: 5, Seats: 2}, 0, 37500 * time.Millisecond},
+		{"twice the seats poll fast", Schedule{Base: base, Rank: 3, Seats: 2}, 0, 1500 * time.Millisecond},
+		{"first tail rank polls at base", Schedule{Base: base, Rank: 4, Seats: 2}, 0, base},
+		{"tail backs off by rank", Schedule{Base: base, Rank: 7, Seats: 2}, 0, 37500 * time.Millisecond},
 		{"tail is capped", Schedule{Base: base, Rank: 49, Seats: 2}, 0, 120 * s},
 		{"unknown rank is the tail", Schedule{Base: base, Rank: -1, Seats: 2}, 0, base},
-		{"fast slots are bounded", Schedule{Base: base, Rank: 4, Seats: 64}, 0, base},
+		{"fast ranks share the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200}, 0, 25600 * time.Millisecond},
+		{"the tail shares the tail budget", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
+		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
+		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
 		{"fast floor is one unit", Schedule{Base: 2 * s, Rank: 0, Seats: 1}, 0, s},
 		{"compressed unit", Schedule{Base: 1500 * time.Millisecond, Unit: 100 * time.Millisecond, Rank: 0, Seats: 1}, 0, 150 * time.Millisecond},
 		{"sooner cooldown wins", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: 4 * s}, 0.5, 4*s + 125*time.Millisecond},
@@ -57,21 +62,37 @@ func TestPollScheduleBoundsTheOrganizationRequestRate(t *testing.T) {
 	assert.LessOrEqual(t, head, 2*time.Second, "median handoff detection ≤ 2 s")
 }
 
-// TestConflictStreakWidensTheNextWait: after writes that lost every CAS
+// TestConflictStreakWidensTheNextWait: after joins that lost their CAS
 // round, the next attempt waits at least half of an exponentially growing
-// window (2 s, 4 s, ... capped at MaxConflictBackoff) instead of the fast
-// poll, so a burst of jobs joining at once spreads out.
+// window (2 s, 4 s, ... capped at MaxConflictBackoff), widened to the burst's
+// join window, instead of the fast poll, so a burst spreads out.
 func TestConflictStreakWidensTheNextWait(t *testing.T) {
 	t.Parallel()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	q := &acquirer{
-		d:   Deps{Clock: clock.NewFake(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)), Jitter: func() float64 { return 0 }, PollUnit: time.Second},
+		d:   Deps{Clock: clock.NewFake(now), Jitter: func() float64 { return 0 }, PollUnit: time.Second},
 		cfg: lockstate.Config{MaxHolders: 2},
 		s:   settings{poll: 15 * time.Second},
 	}
 	st := lockstate.Empty("seats")
-	base := q.pollDelay(st)
-	for streak, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second, 9: 16 * time.Second} {
-		q.conflictStreak = streak
-		assert.Equal(t, max(base, want), q.pollDelay(st), "streak %d", streak)
+	for i := range 2 {
+		st.Holders = append(st.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: fmt.Sprintf("h%d", i)},
+			AcquiredAt: lockstate.FormatTime(now.Add(-time.Hour)), ExpiresAt: lockstate.FormatTime(now.Add(time.Hour))})
 	}
+	for i := range 3 {
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i), QueuedAt: lockstate.FormatTime(now.Add(-10 * time.Minute))})
+	}
+	q.arrival = lockstate.NewArrival(st)
+	for streak, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second, 9: MaxConflictBackoff / 2} {
+		q.conflictStreak = streak
+		assert.Equal(t, want, q.conflictDelay(st), "streak %d", streak)
+	}
+	// A burst in the queue (12 co-arrivals within the last minute) widens
+	// the window to JoinSpacing per co-arrival.
+	for i := range 12 {
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("b%d", i), QueuedAt: lockstate.FormatTime(now.Add(-20 * time.Second))})
+	}
+	q.conflictStreak = 1
+	assert.Equal(t, 12*JoinSpacing/2, q.conflictDelay(st))
+	assert.Equal(t, 12*JoinSpacing, q.joinWindow(st), "the first join of a burst spreads over the same window")
 }

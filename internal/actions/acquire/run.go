@@ -119,6 +119,19 @@ type acquirer struct {
 	// cfgCapped: the last config refresh could not read the file, so
 	// capacity is capped at the safe default until a read succeeds.
 	cfgCapped bool
+	// arrival is the arrival snapshot of the first state read: the entry
+	// is inserted by arrival (lockstate.AcquireRequest.Arrival), so a lost
+	// or spread-out join never costs queue position.
+	arrival *lockstate.Arrival
+	// joinSpread: the first join write was already spread out (burst.go).
+	joinSpread bool
+	// secondaryWarned is the end of the secondary-limit wait last reported.
+	secondaryWarned time.Time
+	// rank and rankAt are the admissible rank last seen and since when;
+	// observedHold is the hold time they imply (observe).
+	rank         int
+	rankAt       time.Time
+	observedHold time.Duration
 }
 
 // run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
@@ -133,6 +146,19 @@ func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) err
 	err := q.setupAndLoop(wctx, creds)
 	if err != nil && !q.timedOut && ctx.Err() == nil && (errors.Is(err, errDeadline) || wctx.Err() != nil) {
 		return q.timeout(ctx)
+	}
+	var re *resultError
+	if err != nil && ctx.Err() == nil && !q.cleanupAttempted && q.mayBeHandedOff() && !errors.As(err, &re) {
+		// Failing while queued where a release may have handed this job a
+		// seat since its last read: retract, so no seat stays held by a
+		// job that never learned it holds it.
+		dec, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault))
+		if cerr != nil {
+			return q.unknown(ctx, err)
+		}
+		if dec.Released {
+			q.a.Warning(fmt.Sprintf("A release had handed this job a seat of %s before it failed; the seat was given back.", q.s.target.Lock))
+		}
 	}
 	return err
 }
@@ -190,7 +216,7 @@ func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
 
 // req is the AcquireRequest of this invocation.
 func (q *acquirer) req() lockstate.AcquireRequest {
-	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease}
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease, Arrival: q.arrival}
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)

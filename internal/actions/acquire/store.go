@@ -25,9 +25,10 @@ const (
 	cancelConflictDelay = 250 * time.Millisecond
 	// failureCleanupWindow bounds cleanup that is not after a signal.
 	failureCleanupWindow = 30 * time.Second
-	// MaxConflictBackoff caps the wait after consecutive writes that lost
-	// every compare-and-swap round.
-	MaxConflictBackoff = 32 * time.Second
+	// MaxConflictBackoff caps the window of the wait after consecutive
+	// joins that lost their compare-and-swap round (burst.go): 64 jobs
+	// joining at one instant need about two minutes of spread.
+	MaxConflictBackoff = 3 * time.Minute
 )
 
 // newStore builds a store of the target lock sharing c (one token mint and

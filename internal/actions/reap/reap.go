@@ -357,7 +357,9 @@ type reaper struct {
 	// scan; budgetKept counts the entries it left unverified.
 	budgetStop bool
 	floorStop  bool
-	budgetKept int
+	// secondaryStop: a secondary rate limit stopped the run (errSecondaryLimit).
+	secondaryStop bool
+	budgetKept    int
 	// refusal is the REAP_STATE_TOO_LARGE refusal, if any.
 	refusal *Error
 }
@@ -365,6 +367,12 @@ type reaper struct {
 // errRateFloor is the cause that stops the status scan at the rate-limit
 // floor.
 var errRateFloor = errors.New("rate-limit floor reached")
+
+// errSecondaryLimit stops the status scan when GitHub's secondary rate
+// limit holds the run's requests back past its deadline (ghclient sends
+// nothing inside the wait): the run stops cleanly and says so, and the next
+// scheduled run continues.
+var errSecondaryLimit = errors.New("secondary rate limit")
 
 // row is one line of the decision report.
 type row struct {
@@ -410,6 +418,9 @@ func (r *reaper) run(ctx, scanCtx, writeCtx context.Context) error {
 	snap, _, err := r.lk.Store.LoadFresh(scanCtx)
 	if err != nil {
 		switch {
+		case ctx.Err() == nil && ghclient.IsSecondaryLimit(err):
+			r.secondaryStop, r.budgetStop = true, true
+			return r.finish()
 		case ctx.Err() == nil && r.scanStopped(scanCtx):
 			r.budgetStop = true
 			return r.finish()
@@ -468,7 +479,7 @@ func CheckStateBounds(st *lockstate.State, lock string) *Error {
 // scanStopped reports whether the status scan was stopped by the request
 // budget or the rate-limit floor (not by its deadline or the runner).
 func (r *reaper) scanStopped(scanCtx context.Context) bool {
-	return requestbudget.Spent(scanCtx) || errors.Is(context.Cause(scanCtx), errRateFloor)
+	return requestbudget.Spent(scanCtx) || errors.Is(context.Cause(scanCtx), errRateFloor) || errors.Is(context.Cause(scanCtx), errSecondaryLimit)
 }
 
 // checkFloor stops the status scan when GitHub reported that less than
@@ -500,6 +511,11 @@ func (r *reaper) observe(ctx, scanCtx context.Context, read func(context.Context
 	switch {
 	case ctx.Err() != nil:
 		return o, "cancelled", false
+	case ghclient.IsSecondaryLimit(err):
+		r.secondaryStop, r.budgetStop = true, true
+		r.budgetKept++
+		r.stopScan(errSecondaryLimit)
+		return o, "not verified: " + r.stopReason(scanCtx), false
 	case r.scanStopped(scanCtx):
 		r.budgetStop = true
 		r.budgetKept++
@@ -514,6 +530,9 @@ func (r *reaper) observe(ctx, scanCtx context.Context, read func(context.Context
 
 // stopReason says why the status scan stopped before the deadline.
 func (r *reaper) stopReason(scanCtx context.Context) string {
+	if errors.Is(context.Cause(scanCtx), errSecondaryLimit) {
+		return "GitHub's secondary rate limit holds this App's requests back past the scan deadline"
+	}
 	if errors.Is(context.Cause(scanCtx), errRateFloor) {
 		return fmt.Sprintf("an installation's rate limit fell below %d%% of its hourly limit (%s)", RateFloorPercent, CodeRequestBudgetSpent)
 	}
@@ -766,7 +785,9 @@ func (r *reaper) finish() error {
 func (r *reaper) budgetWarning() string {
 	why := fmt.Sprintf("the run's request budget of %d requests was spent (%d used, %d kept for checkpoint writes)",
 		r.budget.Limit(), r.budget.Used(), WriteReserve(r.budget.Limit()))
-	if r.floorStop {
+	if r.secondaryStop {
+		why = "GitHub's secondary rate limit held the run's requests back (nothing is sent inside that wait); the run stopped cleanly and the next scheduled run continues"
+	} else if r.floorStop {
 		why = fmt.Sprintf("an installation reported less than %d%% of its hourly rate limit left", RateFloorPercent)
 	}
 	return fmt.Sprintf("%s: the status scan of %s stopped early: %s. Proven changes were checkpointed; %d entr%s unverified or unwritten and kept unchanged; the next scheduled run continues (docs/runbook.md \"Request budget\").",

@@ -39,7 +39,7 @@ func TestAttemptBoundedReleaseHasAWindow(t *testing.T) {
 		err := rel(j)
 		elapsed := time.Since(begin)
 		require.Error(t, err, "the state stayed unreachable")
-		assert.Greater(t, elapsed, 4*time.Minute, "the five-attempt budget of the branch check is spent in full")
+		assert.GreaterOrEqual(t, elapsed, 4*time.Minute, "the five-attempt budget of the branch check is spent in full (four honored 60 s waits)")
 		assert.LessOrEqual(t, elapsed, 5*time.Minute+time.Second, "the attempt-bounded window ends the release")
 		assert.Len(t, w.State().Holders, 1, "nothing was written")
 	})

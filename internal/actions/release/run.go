@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -178,9 +179,11 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	}
 	var final lockstate.CleanupDecision
 	var attempted []lockstate.CleanupDecision
+	var handedTo []string
 	update := func() (store.Result, error) {
 		return st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
-			next, d, err := lockstate.Cleanup(s, cfg, req, r.d.Clock.Now())
+			now := r.d.Clock.Now()
+			next, d, err := lockstate.Cleanup(s, cfg, req, now)
 			if err != nil {
 				return err
 			}
@@ -189,6 +192,19 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 				return store.ErrNoChange
 			}
 			attempted = append(attempted, d)
+			handedTo = nil
+			if d.Released && lockstate.HandoffAllowed(next) {
+				// Direct handoff: the seat this release freed goes to the
+				// next eligible waiters in this same write, so their own
+				// admission writes disappear (lockstate.Handoff).
+				after, h, err := lockstate.Handoff(next, cfg, now)
+				if err != nil {
+					return err
+				}
+				if h.Changed {
+					next, handedTo = after, h.Admitted
+				}
+			}
 			*s = *next
 			return nil
 		})
@@ -215,6 +231,10 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	}
 	if res.Ambiguous {
 		final = reconcile(final, attempted, res.State)
+	}
+	if res.Written && len(handedTo) > 0 {
+		r.a.Printf("Handed the freed seat of %s directly to %s (admitted in the release write; each notices on its next poll).",
+			r.s.target.Lock, strings.Join(handedTo, ", "))
 	}
 	return res, final, nil
 }

@@ -447,10 +447,15 @@ func (g *gen) now() time.Time { return g.w.Clock.Now() }
 // acquire is one poll of job i; it reports an admission.
 func (g *gen) acquire(i int) (bool, error) {
 	var dec lockstate.AcquireDecision
+	var at time.Time
 	joined := false
 	err := g.writeMsg(g.writer, func(cur *lockstate.State) (string, error) {
 		wasQueued := lockstate.QueuePosition(cur, g.ids[i].HolderID) > 0
-		next, d, err := lockstate.Acquire(cur, g.cfg, lockstate.AcquireRequest{Identity: g.ids[i], Lease: leaseDuration}, g.now())
+		// The admission happens at the transition's clock (its
+		// acquiredAt), not when the write's answer arrives (the client
+		// spaces writes, so the clock may have moved since).
+		at = g.now()
+		next, d, err := lockstate.Acquire(cur, g.cfg, lockstate.AcquireRequest{Identity: g.ids[i], Lease: leaseDuration}, at)
 		if err != nil {
 			return "", err
 		}
@@ -475,7 +480,7 @@ func (g *gen) acquire(i int) (bool, error) {
 		return false, nil
 	}
 	j := &g.truth.Jobs[i]
-	j.Admitted = g.now()
+	j.Admitted = at
 	g.truth.Admissions++
 	if dec.QuarantineRecovered {
 		g.truth.Reclaims++

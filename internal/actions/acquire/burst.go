@@ -1,0 +1,161 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// Burst handling: how a job joins a queue that many jobs join at once
+// (docs/performance.md "Bursts"). Every join is a compare-and-swap on one
+// document and a content-creating request, which GitHub limits to 80 per
+// minute and 500 per hour per writer App installation; joins sent in the
+// same second collide and all but one are wasted. Because a job's entry is
+// inserted by its arrival snapshot (lockstate.AcquireRequest.Arrival), a
+// join may be spread out without costing queue position, as long as it
+// lands before the job's turn.
+const (
+	// JoinSpacing is the spacing of joins the spread aims at: one join
+	// per JoinSpacing organization-wide keeps the read→write window of a
+	// join (about 0.75 s) mostly free of other joins, and the content
+	// writes of a burst well under 80 per minute.
+	JoinSpacing = 2 * time.Second
+	// burstWindow is how far back queuedAt counts an entry as a co-arrival.
+	burstWindow = time.Minute
+	// burstFactor: a burst is at least burstFactor × seats co-arrivals.
+	burstFactor = 4
+	// MaxJoinSpread caps the spread of one join.
+	MaxJoinSpread = 3 * time.Minute
+)
+
+// coArrivals counts the queue entries whose queuedAt (their acquire's start,
+// on their runner's clock: a skewed clock only misjudges the heuristic,
+// never safety) lies within burstWindow of now.
+func coArrivals(s *lockstate.State, now time.Time) int {
+	n := 0
+	for _, e := range s.Queue {
+		if t, ok := lockstate.ParseTime(e.QueuedAt); ok && now.Sub(t).Abs() <= burstWindow {
+			n++
+		}
+	}
+	return n
+}
+
+// joinWindow is the window over which a job that will only queue spreads
+// its first join: JoinSpacing per co-arrival once the queue shows a burst
+// (burstFactor × seats co-arrivals), else 0 (join at once). It never delays
+// the join past half the job's expected wait for its turn.
+func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
+	n := coArrivals(s, q.now())
+	if n < burstFactor*max(q.cfg.MaxHolders, 1) {
+		return 0
+	}
+	return min(time.Duration(n)*JoinSpacing, MaxJoinSpread, q.joinETA(s)/2)
+}
+
+// conflictDelay is the wait after a join that lost its compare-and-swap
+// race conflictStreak times in a row: an exponentially growing window
+// (2 s, 4 s, ... up to MaxConflictBackoff: a job that keeps losing is the
+// evidence of many joining at once) widened to the burst's join
+// window, drawn from its upper half. Its arrival insertion keeps its place
+// however long it waits, as long as it joins before its turn
+// (joinETA bounds the widening, never the exponential part).
+func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
+	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
+	n := coArrivals(s, q.now())
+	if n >= burstFactor*max(q.cfg.MaxHolders, 1) {
+		window = max(window, min(time.Duration(n)*JoinSpacing, MaxJoinSpread, q.joinETA(s)/2))
+	}
+	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))
+}
+
+// joinETA estimates how long until a job that joins now gets its turn: the
+// entries that will be ahead of it (those of its arrival snapshot still
+// queued, and those that started their acquire no later than it did) over
+// the seats, times the hold estimate.
+func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
+	ahead := 0
+	for _, e := range s.Queue {
+		t, ok := lockstate.ParseTime(e.QueuedAt)
+		if q.arrival == nil || q.arrival.Queued[e.HolderID] || (ok && !t.After(q.id.QueuedAt)) {
+			ahead++
+		}
+	}
+	turns := ahead + 1 - max(lockstate.FreeSlots(s, q.cfg), 0)
+	if turns <= 0 {
+		return 0
+	}
+	return time.Duration(int64(turns) * int64(q.holdEstimate(s)) / int64(max(q.cfg.MaxHolders, 1)))
+}
+
+// observe paces the hold estimate by what this waiter saw: its admissible
+// rank fell by k over the time since its previous poll, so the seats turned
+// over k times in that time, one hold per seat every Seats × elapsed / k.
+// (Holders' own timestamps cannot tell how many holds passed between two
+// polls far apart.) A rise (an earlier arrival inserted ahead) or no move
+// leaves the estimate as it was.
+func (q *acquirer) observe(s *lockstate.State) {
+	now := q.now()
+	rank := admissibleRank(s, q.cfg, q.id.HolderID)
+	if q.rankAt.IsZero() || rank < 0 {
+		q.rank, q.rankAt = rank, now
+		return
+	}
+	if q.rank >= 0 && rank < q.rank {
+		elapsed := now.Sub(q.rankAt)
+		q.observedHold = time.Duration(int64(elapsed) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rank-rank))
+	}
+	if rank != q.rank {
+		q.rank, q.rankAt = rank, now
+	}
+}
+
+// holdEstimate is how long a seat is held: the pace observe measured or,
+// before it measured one, the age of the oldest current holder (a lower
+// bound), at least poll-seconds. It only paces polling; safety never
+// depends on it.
+func (q *acquirer) holdEstimate(s *lockstate.State) time.Duration {
+	if q.observedHold > 0 {
+		return max(q.s.poll, q.observedHold)
+	}
+	est := q.s.poll
+	now := q.now()
+	for _, h := range s.Holders {
+		if t, ok := lockstate.ParseTime(h.AcquiredAt); ok {
+			if age := now.Sub(t); age > est && age < 24*time.Hour {
+				est = age
+			}
+		}
+	}
+	return est
+}
+
+// waitSecondary waits out a secondary rate limit that ended a call unsent
+// (ghclient holds every request of the token back until it ends), inside
+// timeout-minutes: the loop then decides again on a fresh read. The wait is
+// reported once per limit.
+func (q *acquirer) waitSecondary(ctx context.Context, err error) error {
+	var until time.Time
+	var e *ghclient.Error
+	if errors.As(err, &e) {
+		until = e.SecondaryUntil
+	}
+	if until.IsZero() {
+		until = q.now().Add(ghclient.SecondaryMinWait)
+	}
+	if until.After(q.secondaryWarned) {
+		q.secondaryWarned = until
+		q.a.Warning(fmt.Sprintf("GitHub's secondary rate limit holds back requests for %s until %s; this job keeps its place and waits (timeout-minutes still applies).",
+			q.s.target.Lock, until.UTC().Format(time.RFC3339)))
+	}
+	// Every job the limit held back is released at the same instant: spread
+	// their next requests over secondaryJitter.
+	return q.sleep(ctx, max(until.Sub(q.now()), time.Second)+time.Duration(q.d.Jitter()*float64(secondaryJitter)))
+}
+
+// secondaryJitter spreads the requests that follow a secondary-limit wait.
+const secondaryJitter = 15 * time.Second
