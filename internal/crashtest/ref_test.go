@@ -13,11 +13,15 @@ import (
 func reference(t *testing.T, sc scenario) []request {
 	var reqs []request
 	synctest.Test(t, func(t *testing.T) {
-		w := newWorld(t, sc.config)
+		w := newWorldAt(t, sc.config, sc.stateSchema())
 		v := sc.setup(context.Background(), t, w)
 		tr := newCut(w.Em.Transport(), nil, nil)
 		require.NoError(t, v.run(context.Background(), tr), "reference run of %s failed\n%s", sc.name, v.stdout)
+		if sc.refSays != "" {
+			require.Contains(t, v.stdout.String(), sc.refSays, "the reference run of %s does not reach its path", sc.name)
+		}
 		reqs = tr.Requests()
+		w.background.Wait()
 	})
 	return reqs
 }

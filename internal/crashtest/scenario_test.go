@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
@@ -25,6 +26,9 @@ import (
 const (
 	cfgTwoSeats   = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"releaseCooldownSeconds":30,"maxOvertakes":2}`
 	cfgThreeSeats = `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"releaseCooldownSeconds":30,"maxOvertakes":2}`
+	// cfgHandoff is a schema-3 lock (runner serialization only), where a
+	// release hands its seat directly to the next waiter.
+	cfgHandoff = `{"maxHolders":1,"runnerSerialization":true}`
 )
 
 // Declared budgets, measured from the start of the victim step.
@@ -67,7 +71,20 @@ type scenario struct {
 	// ownBudget is false when the action has no deadline of its own (the
 	// budget is the workflow's job timeout).
 	ownBudget bool
-	setup     func(ctx context.Context, t testing.TB, w *world) *victim
+	// schema is the schema the state is seeded at (0: 6, fenced).
+	schema int
+	// refSays is a line the fault-free reference run must print (proof
+	// the scenario reaches the path it is about).
+	refSays string
+	setup   func(ctx context.Context, t testing.TB, w *world) *victim
+}
+
+// stateSchema is the schema the scenario's state is seeded at.
+func (sc scenario) stateSchema() int {
+	if sc.schema == 0 {
+		return lockstate.FencedSchemaVersion
+	}
+	return sc.schema
 }
 
 var scenarios = []scenario{
@@ -82,6 +99,10 @@ var scenarios = []scenario{
 	// steps too.
 	{name: "acquire-contended", action: "acquire", config: cfgTwoSeats, seats: 2, budget: budgetAcquire, ownBudget: true, setup: setupAcquireContended},
 	{name: "release-contended", action: "release", config: cfgTwoSeats, seats: 2, budget: budgetRelease, ownBudget: true, setup: setupReleaseContended},
+	// Direct handoff (schema <= 3): the release write also admits the
+	// waiter, which learns it on its next poll.
+	{name: "release-handoff", action: "release", config: cfgHandoff, seats: 1, schema: 3, budget: budgetRelease, ownBudget: true, setup: setupReleaseHandoff,
+		refSays: "Handed the freed seat of " + actiontest.Lock + " directly to "},
 }
 
 // act is the action the scenario's victim runs.
@@ -178,6 +199,25 @@ func releaseVictim(ctx context.Context, t testing.TB, w *world, contended bool) 
 		if contended {
 			tr = w.raceFirstPut(t, tr, h)
 		}
+		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
+	})
+}
+
+// setupReleaseHandoff: on a one-seat schema-3 lock the victim holds the
+// seat and a live waiter polls behind it; the victim's release hands the
+// seat to the waiter in the same write. The waiter is a rival (acquire,
+// hold 10 s, release), started before the victim step, so every cut of the
+// release meets a real job that either is handed the seat, is admitted by
+// its own write after the reaper drops a dead victim, or times out.
+func setupReleaseHandoff(ctx context.Context, t testing.TB, w *world) *victim {
+	v := w.job("victim", "runner-v")
+	must(t, "victim acquires", w.acquire(ctx, v))
+	waiter := w.job("waiter", "runner-w")
+	w.background.Go(func() { w.rival(ctx, waiter) })
+	time.Sleep(time.Second)
+	synctest.Wait()
+	require.Equal(t, 1, lockstate.QueuePosition(w.State(), waiter.HolderID()), "setup: the waiter is queued")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
 		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
 	})
 }

@@ -62,16 +62,26 @@ type world struct {
 	terminal map[string]bool            // holderID -> run terminal
 	ids      int
 	steps    int
+	// background are jobs a setup started (a waiter polling behind the
+	// victim); the case waits for them before the bubble ends.
+	background sync.WaitGroup
 }
 
 func newWorld(t testing.TB, config string) *world {
+	return newWorldAt(t, config, lockstate.FencedSchemaVersion)
+}
+
+// newWorldAt seeds the state at schema (reservations from schema 4).
+func newWorldAt(t testing.TB, config string, schema int) *world {
 	setupKeys()
 	w := &world{World: actiontest.NewWorld(t, config), t: t, jobs: map[string]*actiontest.Job{}, terminal: map[string]bool{}}
 	w.Em.AddApp(readerAppID, &readerKey.PublicKey)
 	w.Em.InstallApp(readerAppID, actiontest.Owner, []string{actiontest.Consumer})
 	s := lockstate.Empty(actiontest.Lock)
-	s.SchemaVersion = lockstate.FencedSchemaVersion
-	s.Reservations = []lockstate.Reservation{}
+	s.SchemaVersion = schema
+	if schema >= 4 {
+		s.Reservations = []lockstate.Reservation{}
+	}
 	s.UpdatedAt = lockstate.FormatTime(time.Now())
 	w.SeedState(s)
 	return w

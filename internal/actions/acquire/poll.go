@@ -36,6 +36,15 @@ const (
 	TailETAPercent = 70
 )
 
+// harmonic is H(n) = 1 + 1/2 + … + 1/n.
+func harmonic(n int) float64 {
+	h := 0.0
+	for i := 1; i <= n; i++ {
+		h += 1 / float64(i)
+	}
+	return h
+}
+
 // FastRanks is how many admissible ranks poll fast: the waiters a release
 // may hand seats to next (twice the seats, so a second seat freed within
 // one poll interval also finds its next waiter polling fast).
@@ -70,8 +79,10 @@ type Schedule struct {
 // [0,1).
 //
 //   - Rank < FastRanks(Seats): fast = max(Unit, Base/FastDivisor,
-//     FastRanks × 60 s / FastBudgetPerMinute), plus up to a third of it in
-//     jitter (1.5–2.0 s by default up to 3 seats).
+//     (Rank+1) × H(n) × 60 s / FastBudgetPerMinute), n = min(FastRanks,
+//     Queued) and H(n) = 1 + 1/2 + … + 1/n (rank r's share of the fast
+//     budget is 1/(r+1) of the head's), plus up to a third of it in jitter
+//     (1.5–2.0 s by default up to 4 seats).
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
 //     rank, capped at TailCapFactor × Base, and at least
@@ -95,7 +106,14 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
 		if s.Queued > 0 {
-			d = max(d, time.Duration(int64(min(fastRanks, s.Queued))*60*int64(unit)/FastBudgetPerMinute))
+			// The fast budget is shared by rank: rank r gets a 1/(r+1)
+			// share (harmonic weights), so the waiter a release hands the
+			// next seat to polls fastest and rank r, which needs r more
+			// seats freed first, r+1 times slower. The shares sum to
+			// FastBudgetPerMinute whatever the number of fast ranks.
+			n := min(fastRanks, s.Queued)
+			r := min(s.Rank, n-1)
+			d = max(d, time.Duration(float64(r+1)*harmonic(n)*60*float64(unit)/FastBudgetPerMinute))
 		}
 		spread = d / 3
 	} else {

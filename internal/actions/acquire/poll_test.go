@@ -29,7 +29,9 @@ func TestPollDelay(t *testing.T) {
 		{"tail backs off by rank", Schedule{Base: base, Rank: 7, Seats: 2}, 0, 37500 * time.Millisecond},
 		{"tail is capped", Schedule{Base: base, Rank: 49, Seats: 2}, 0, 120 * s},
 		{"unknown rank is the tail", Schedule{Base: base, Rank: -1, Seats: 2}, 0, base},
-		{"fast ranks share the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200}, 0, 25600 * time.Millisecond},
+		// H(128) = 5.43315: rank 4 polls every 5 × 5.43315 × 0.2 s.
+		{"fast ranks share the fast budget by rank", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200}, 0, 5433 * time.Millisecond},
+		{"the head of a wide pool still polls fast", Schedule{Base: base, Rank: 0, Seats: 16, Queued: 200}, 0, 1500 * time.Millisecond},
 		{"the tail shares the tail budget", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
 		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
 		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
@@ -60,6 +62,29 @@ func TestPollScheduleBoundsTheOrganizationRequestRate(t *testing.T) {
 	assert.Less(t, perMinute, 300.0, "50 queued jobs stay under 300 requests/min")
 	head := PollDelay(Schedule{Base: 15 * time.Second, Rank: 0, Seats: 2}, 0.5)
 	assert.LessOrEqual(t, head, 2*time.Second, "median handoff detection ≤ 2 s")
+}
+
+// TestFastRanksStayInsideTheFastBudget: whatever the seats and the queue,
+// the waiters that poll fast send at most FastBudgetPerMinute state reads
+// per minute together, or what the per-waiter floor allows when that is
+// less; every rank of the whole queue together stays inside both budgets.
+func TestFastRanksStayInsideTheFastBudget(t *testing.T) {
+	t.Parallel()
+	for _, seats := range []int{1, 2, 4, 8, 16, 64, 500} {
+		for _, queued := range []int{1, 3, 10, 50, 200, 1000} {
+			fast, all := 0.0, 0.0
+			for rank := range queued {
+				d := PollDelay(Schedule{Base: 15 * time.Second, Rank: rank, Seats: seats, Queued: queued}, 0)
+				rate := float64(time.Minute) / float64(d)
+				all += rate
+				if rank < FastRanks(seats) {
+					fast += rate
+				}
+			}
+			assert.LessOrEqual(t, fast, float64(FastBudgetPerMinute)+1e-6, "seats %d, queued %d", seats, queued)
+			assert.LessOrEqual(t, all, float64(FastBudgetPerMinute+TailBudgetPerMinute)+1e-6, "seats %d, queued %d", seats, queued)
+		}
+	}
 }
 
 // TestConflictStreakWidensTheNextWait: after joins that lost their CAS

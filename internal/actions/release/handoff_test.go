@@ -1,0 +1,74 @@
+package release_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// TestReleaseHandsTheSeatOff: at schema <= 3 the release write also admits
+// the next waiter (lockstate.Handoff), so the waiter's own admission write
+// disappears: it learns it holds the seat on its next poll, which writes
+// nothing. At schema 4 (a seat may hold an activated license) the release
+// only frees the seat and the waiter admits itself.
+func TestReleaseHandsTheSeatOff(t *testing.T) {
+	cases := []struct {
+		name, config string
+		schema       int
+		handoff      bool
+	}{
+		{"schema 3 hands off", `{"maxHolders":1,"runnerSerialization":true}`, 3, true},
+		{"schema 4 does not", `{"maxHolders":1,"runnerSerialization":true,"resourceLifecycle":true,"releaseCooldownSeconds":0}`, 4, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, tc.config)
+				seedSchema(w, tc.schema)
+				a := w.NewJob("holder", "runner-a")
+				hold(t, a)
+				b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
+				done := make(chan error, 1)
+				go func() { done <- acquire.Run(context.Background(), b.Deps()) }()
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+
+				puts := w.Puts()
+				a.Input("resource-cleanup-status", "confirmed")
+				require.NoError(t, rel(a))
+				assert.Equal(t, "released", a.Outputs()["cleanup-result"])
+				afterRelease := w.State()
+				if tc.handoff {
+					require.Len(t, afterRelease.Holders, 1)
+					assert.Equal(t, b.HolderID(), afterRelease.Holders[0].HolderID, "the release write admitted b")
+					assert.Empty(t, afterRelease.Queue)
+					assert.Equal(t, lockstate.FormatTime(time.Now().Add(lockstate.HandoffLease)), afterRelease.Holders[0].ExpiresAt)
+					assert.Contains(t, a.Out.String(), "Handed the freed seat of "+actiontest.Lock+" directly to "+b.HolderID())
+				} else {
+					assert.Empty(t, afterRelease.Holders)
+					assert.NotContains(t, a.Out.String(), "Handed the freed seat")
+				}
+				require.NoError(t, <-done)
+				assert.Equal(t, "true", b.Outputs()["acquired"])
+				s := w.State()
+				require.Len(t, s.Holders, 1)
+				assert.Equal(t, b.HolderID(), s.Holders[0].HolderID)
+				writes := w.Puts() - puts
+				if tc.handoff {
+					assert.Equal(t, int64(1), writes, "one write for the release and b's admission")
+				} else {
+					assert.Equal(t, int64(2), writes, "the release, then b's own admission")
+				}
+			})
+		})
+	}
+}
