@@ -226,25 +226,15 @@ func (a *appAuth) credFailure(ctx context.Context, err error) error {
 	return &credentialError{err: e, retryable: e.Class == ClassRetryable}
 }
 
-// installation returns the cached installation ID or looks it up with the
-// App JWT: GET /repos/{o}/{r}/installation (writer) or GET
-// /orgs/{o}/installation (reader).
-func (a *appAuth) installation(ctx context.Context, b Budget) (int64, error) {
-	a.mu.Lock()
-	id := a.installID
-	a.mu.Unlock()
-	if id != 0 {
-		return id, nil
-	}
-	var (
-		inst *github.Installation
-		name string
-	)
+// lookupInstallation reads the App's installation with the App JWT under
+// the retry contract: GET /repos/{o}/{r}/installation (writer) or GET
+// /orgs/{o}/installation (reader). It returns the operation's name too.
+func (a *appAuth) lookupInstallation(ctx context.Context, b Budget) (*github.Installation, string, error) {
+	name := fmt.Sprintf("GET /orgs/%s/installation", a.org)
 	if a.repoName != "" {
 		name = fmt.Sprintf("GET /repos/%s/%s/installation", a.repoOwner, a.repoName)
-	} else {
-		name = fmt.Sprintf("GET /orgs/%s/installation", a.org)
 	}
+	var inst *github.Installation
 	err := a.c.run(ctx, Op{Name: name, Budget: b}, true, func(actx context.Context) (*http.Response, error) {
 		var (
 			resp *github.Response
@@ -260,6 +250,23 @@ func (a *appAuth) installation(ctx context.Context, b Budget) (int64, error) {
 		}
 		return nil, err
 	})
+	if err != nil {
+		return nil, name, err
+	}
+	return inst, name, nil
+}
+
+// installation returns the cached installation ID or looks it up with the
+// App JWT: GET /repos/{o}/{r}/installation (writer) or GET
+// /orgs/{o}/installation (reader).
+func (a *appAuth) installation(ctx context.Context, b Budget) (int64, error) {
+	a.mu.Lock()
+	id := a.installID
+	a.mu.Unlock()
+	if id != 0 {
+		return id, nil
+	}
+	inst, name, err := a.lookupInstallation(ctx, b)
 	if err != nil {
 		return 0, err
 	}

@@ -3,8 +3,6 @@ package ghclient
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 
 	"github.com/google/go-github/v66/github"
 )
@@ -20,28 +18,6 @@ func (c *Client) Installation(ctx context.Context, b Budget) (*github.Installati
 	if a == nil {
 		return nil, errors.New("ghclient: Installation needs a GitHub App client")
 	}
-	name := fmt.Sprintf("GET /orgs/%s/installation", a.org)
-	if a.repoName != "" {
-		name = fmt.Sprintf("GET /repos/%s/%s/installation", a.repoOwner, a.repoName)
-	}
-	var inst *github.Installation
-	err := c.run(ctx, Op{Name: name, Budget: b}, true, func(actx context.Context) (*http.Response, error) {
-		var (
-			resp *github.Response
-			err  error
-		)
-		if a.repoName != "" {
-			inst, resp, err = a.jwtGitHub.Apps.FindRepositoryInstallation(actx, a.repoOwner, a.repoName)
-		} else {
-			inst, resp, err = a.jwtGitHub.Apps.FindOrganizationInstallation(actx, a.org)
-		}
-		if resp != nil {
-			return resp.Response, err
-		}
-		return nil, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return inst, nil
+	inst, _, err := a.lookupInstallation(ctx, b)
+	return inst, err
 }

@@ -27,20 +27,16 @@
 package incidentaudit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
@@ -314,50 +310,21 @@ func (a *Auditor) Run(ctx context.Context) (Report, error) {
 	return Report{Evidence: ev, Sync: res}, nil
 }
 
-// capWriter keeps at most limit bytes and records an overflow.
-type capWriter struct {
-	buf      bytes.Buffer
-	limit    int
-	overflow bool
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	room := w.limit - w.buf.Len()
-	if len(p) > room {
-		w.overflow = true
-		w.buf.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return w.buf.Write(p)
-}
-
 // read fetches the raw state document at the configured ref.
 func (a *Auditor) read(ctx context.Context) ([]byte, error) {
-	gh := a.gh.GitHub()
 	path := a.cfg.StatePath()
 	u := fmt.Sprintf("repos/%s/%s/contents/%s?ref=%s", a.cfg.Owner, a.cfg.Repo, path, url.QueryEscape(a.cfg.StateRef))
-	var w capWriter
-	err := a.gh.Do(ctx, ghclient.Op{Name: "GET raw contents " + path}, func(ctx context.Context) (*github.Response, error) {
-		actx, cancel := context.WithTimeout(ctx, monitor.DefaultRequestTimeout)
-		defer cancel()
-		req, err := gh.NewRequest(http.MethodGet, u, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/vnd.github.raw")
-		w = capWriter{limit: MaxStateBytes}
-		return gh.Do(actx, req, &w)
-	})
+	b, err := a.gh.GetRaw(ctx, "GET raw contents "+path, u, MaxStateBytes, monitor.DefaultRequestTimeout)
+	if errors.Is(err, ghclient.ErrRawTooLarge) {
+		return nil, fmt.Errorf("read %s at %s: state exceeds %d bytes", path, a.cfg.StateRef, MaxStateBytes)
+	}
 	if err != nil {
 		if ghclient.IsNotFound(err) {
 			return nil, fmt.Errorf("read %s at %s in %s/%s: not found (check --lock, --state-ref and the token's contents: read)", path, a.cfg.StateRef, a.cfg.Owner, a.cfg.Repo)
 		}
 		return nil, fmt.Errorf("read %s at %s: %w", path, a.cfg.StateRef, err)
 	}
-	if w.overflow {
-		return nil, fmt.Errorf("read %s at %s: state exceeds %d bytes", path, a.cfg.StateRef, MaxStateBytes)
-	}
-	return w.buf.Bytes(), nil
+	return b, nil
 }
 
 // Main is the lock-recovery-audit command: flags --lock, --state-ref and

@@ -1,12 +1,11 @@
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1" //nolint:gosec // git object ids are SHA-1 by definition
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"path"
 	"regexp"
@@ -227,26 +226,14 @@ func (g *GitHub) blob(ctx context.Context, sha string) ([]byte, error) {
 // returns at most limit bytes: a longer body is ErrTooLarge, a 404
 // ErrNotFound.
 func GetRaw(ctx context.Context, client *ghclient.Client, opName, apiPath string, limit int) ([]byte, error) {
-	gh := client.GitHub()
-	var w capWriter
-	err := client.Do(ctx, ghclient.Op{Name: opName}, func(ctx context.Context) (*github.Response, error) {
-		actx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
-		defer cancel()
-		req, err := gh.NewRequest(http.MethodGet, apiPath, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/vnd.github.raw")
-		w = capWriter{limit: limit}
-		return gh.Do(actx, req, &w)
-	})
-	if err != nil {
+	b, err := client.GetRaw(ctx, opName, apiPath, limit, DefaultRequestTimeout)
+	switch {
+	case errors.Is(err, ghclient.ErrRawTooLarge):
+		return nil, ErrTooLarge
+	case err != nil:
 		return nil, notFoundAs(err)
 	}
-	if w.overflow {
-		return nil, ErrTooLarge
-	}
-	return w.buf.Bytes(), nil
+	return b, nil
 }
 
 // BlobID is the git blob id of content: SHA-1 of "blob <len>\x00" and the
@@ -256,21 +243,4 @@ func BlobID(content []byte) string {
 	fmt.Fprintf(h, "blob %d\x00", len(content))
 	h.Write(content)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// capWriter keeps at most limit bytes and records an overflow.
-type capWriter struct {
-	buf      bytes.Buffer
-	limit    int
-	overflow bool
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	room := w.limit - w.buf.Len()
-	if len(p) > room {
-		w.overflow = true
-		w.buf.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return w.buf.Write(p)
 }
