@@ -45,6 +45,8 @@ func TestDemoJSONSummary(t *testing.T) {
 	api := sum["api"].(map[string]any)
 	assert.Positive(t, api["requests"])
 	assert.Positive(t, api["writes"])
+	assert.Contains(t, api, "secondary_limit_responses", "GitHub's secondary limits are enforced in the demo")
+	assert.EqualValues(t, 0, api["secondary_limit_responses"])
 }
 
 func TestDemoRejectsBadFlags(t *testing.T) {
