@@ -116,7 +116,7 @@ func TestSecondaryConcurrency(t *testing.T) {
 		v.e.AddFault(Fault{Method: "GET", PathPattern: "/repos/example-org/build-lock", Kind: Latency, Latency: time.Second})
 		var wg sync.WaitGroup
 		statuses := make([]int, 5)
-		for i := range statuses {
+		send := func(i int) {
 			wg.Go(func() {
 				res, err := v.try(context.Background(), "GET", "/repos/example-org/build-lock", tok, nil)
 				if err == nil {
@@ -124,7 +124,19 @@ func TestSecondaryConcurrency(t *testing.T) {
 				}
 			})
 		}
+		// Three requests are in flight (each held a second by the latency
+		// fault) before two more arrive: those two exceed the limit. (Sent
+		// all at once, which of them is refused depends on the order they
+		// are checked in, and a refused request is in flight until it is
+		// answered, as on a real server.)
+		for i := range 3 {
+			send(i)
+		}
+		synctest.Wait()
+		send(3)
+		send(4)
 		wg.Wait()
+		require.Equal(t, []int{http.StatusOK, http.StatusOK, http.StatusOK, http.StatusTooManyRequests, http.StatusTooManyRequests}, statuses)
 		ok, limited := 0, 0
 		for _, s := range statuses {
 			switch s {
