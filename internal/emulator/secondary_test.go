@@ -113,7 +113,7 @@ func TestSecondaryConcurrency(t *testing.T) {
 		})
 		tok := "plain-secret"
 		v.e.AddToken(tok, TokenScope{Label: "ci", Repos: []string{"example-org/build-lock"}, Permissions: map[string]string{"contents": "read"}})
-		v.e.AddFault(Fault{Method: "GET", PathPattern: "/repos/example-org/build-lock", Kind: Latency, Latency: time.Second})
+		v.e.AddFault(Fault{Method: "GET", PathPattern: "/repos/example-org/build-lock", Kind: Latency, Latency: time.Second, Count: 3})
 		var wg sync.WaitGroup
 		statuses := make([]int, 5)
 		send := func(i int) {
@@ -125,10 +125,11 @@ func TestSecondaryConcurrency(t *testing.T) {
 			})
 		}
 		// Three requests are in flight (each held a second by the latency
-		// fault) before two more arrive: those two exceed the limit. (Sent
-		// all at once, which of them is refused depends on the order they
-		// are checked in, and a refused request is in flight until it is
-		// answered, as on a real server.)
+		// fault, which the emulator applies before its checks) before two
+		// more arrive without latency: those two exceed the limit. (Sent
+		// all at once, which of them is refused would depend on the order
+		// they are checked in, and a refused request is in flight until it
+		// is answered, as on a real server.)
 		for i := range 3 {
 			send(i)
 		}
