@@ -93,7 +93,10 @@ type acquirer struct {
 	prAt     time.Time
 
 	started, deadline time.Time
-	attempts          int
+	// migrationChecked: a migration refusal was re-decided on the state
+	// at the branch head (step).
+	migrationChecked bool
+	attempts         int
 	entryPosition     int
 	lastPosition      int
 	lastWaitLog       time.Time
