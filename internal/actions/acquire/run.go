@@ -97,11 +97,11 @@ type acquirer struct {
 	// at the branch head (step).
 	migrationChecked bool
 	attempts         int
-	entryPosition     int
-	lastPosition      int
-	lastWaitLog       time.Time
-	authFailedSince   time.Time
-	last              *lockstate.State
+	entryPosition    int
+	lastPosition     int
+	lastWaitLog      time.Time
+	authFailedSince  time.Time
+	last             *lockstate.State
 
 	// mayNeedCleanup: this invocation wrote (or may have written) a queue
 	// entry or admission, or found its own entry or holder.
