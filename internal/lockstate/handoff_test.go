@@ -212,6 +212,7 @@ func TestAcquireInsertsByArrival(t *testing.T) {
 	out, dec, err = Acquire(out, Config{MaxHolders: 2, RunnerSerialization: true}, AcquireRequest{Identity: late, Lease: lease, Arrival: NewArrival(nil)}, now)
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeAdmitted, dec.Outcome)
+	assert.GreaterOrEqual(t, HolderIndex(out, late.HolderID), 0, "the next poll admits it")
 	// At the end it is admitted in the joining write, as before.
 	out, dec, err = Acquire(stateAt(3), cfg, AcquireRequest{Identity: late, Lease: lease, Arrival: NewArrival(nil)}, now)
 	require.NoError(t, err)
