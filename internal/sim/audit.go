@@ -449,14 +449,27 @@ func (s *sim) auditSecrets(hist []emulator.Version, violate func(string, ...any)
 	}
 }
 
+// livenessStart is when the liveness bound starts counting: when the faults
+// healed, or, after a primary-limit exhaustion, when the installation's
+// hour ends (it is locked out until its reset). Run keeps the world (jobs,
+// reaper, operator) going until livenessStart + live, the bound the audit
+// judges at.
+func (s *sim) livenessStart(healed time.Time) time.Time {
+	s.jobsMu.Lock()
+	at := s.primaryAt
+	s.jobsMu.Unlock()
+	if !at.IsZero() && at.Add(time.Hour).After(healed) {
+		return at.Add(time.Hour)
+	}
+	return healed
+}
+
 // auditLiveness checks R-L2 once the faults healed: every job that was
 // still waiting got admitted or gave up (removing its entry) within the
 // bound, no queue entry of a finished job remains at the end, and no
 // holder of a finished job remains unquarantined.
 func (s *sim) auditLiveness(rep *Report, states []*lockstate.State, hist []emulator.Version, healed time.Time, waiting []*job, violate func(string, ...any)) {
-	if !s.primaryAt.IsZero() && s.primaryAt.Add(time.Hour).After(healed) {
-		healed = s.primaryAt.Add(time.Hour) // the installation is locked out until its reset
-	}
+	healed = s.livenessStart(healed)
 	bound := healed.Add(s.live)
 	for _, h := range s.hung {
 		violate("liveness: %s never finished (hung for hours after the faults stopped; killed)", h)

@@ -219,7 +219,9 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 		<-allDone
 	}
 	jobsDone := time.Now()
-	if d := time.Until(healed.Add(s.live)); d > 0 {
+	// The world runs until the bound the liveness audit judges at (a
+	// primary-limit exhaustion moves its start to the reset).
+	if d := time.Until(s.livenessStart(healed).Add(s.live)); d > 0 {
 		time.Sleep(d)
 	}
 	if s.aging {
