@@ -125,7 +125,7 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 		w.repos = append(w.repos, name)
 		w.repoIDs[name] = int64(simLockID + 1 + i)
 		em.AddRepo(simOwner, name, w.repoIDs[name], "main")
-		w.tokens[name] = fmt.Sprintf("ghs_benchworkflowtoken%c%026d", 'a'+i, i)
+		w.tokens[name] = "ghs_" + fmt.Sprintf("benchworkflowtoken%c%026d", 'a'+i, i)
 		em.AddToken(w.tokens[name], emulator.TokenScope{Label: name + "-workflow", Repos: []string{simOwner + "/" + name},
 			Permissions: map[string]string{"actions": "read", "contents": "read", "metadata": "read"}})
 	}

