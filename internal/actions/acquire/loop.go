@@ -235,9 +235,9 @@ func (q *acquirer) hasEntry(s *lockstate.State) bool {
 // a seat handed to it in the meantime) before it fails, so a refused job
 // never leaves an admission behind that no licensed step uses.
 func (q *acquirer) refuseMigration(ctx context.Context, cause error) error {
-	q.a.Warning(fmt.Sprintf("%v. This run is in the queue of %s (a release may have handed it a seat): deciding on the state at the branch head.", cause, q.s.target.Lock))
 	if !q.migrationChecked {
 		q.migrationChecked = true
+		q.a.Warning(fmt.Sprintf("%v. This run is in the queue of %s (a release may have handed it a seat): deciding on the state at the branch head.", cause, q.s.target.Lock))
 		if snap, _, err := q.st.LoadFresh(ctx); err == nil {
 			q.last = snap.State
 			_, dec, aerr := lockstate.Acquire(snap.State, q.cfg, q.req(), q.now())
