@@ -17,7 +17,7 @@ var operatorMessages = []string{"Reap ", "Auto-recover ", "Prune expired cooldow
 // itself (before any later reaper or operator run).
 func checkStep(ct *caseT, w *world, sc scenario, v *victim, o *outcome) {
 	vs := w.versions()
-	atFire := 0
+	atFire := -1 // a brand-new lock has no version before the first write
 	for i, ver := range vs {
 		if !ver.Time.After(o.fireAt) {
 			atFire = i
@@ -26,8 +26,11 @@ func checkStep(ct *caseT, w *world, sc scenario, v *victim, o *outcome) {
 	// SIGKILL: nothing of the victim may change after the kill.
 	if o.id.f == faultSIGKILL {
 		if v.holderID != "" {
-			s0, _ := decodeState(vs[atFire].Content)
-			want := presence(s0, v.holderID)
+			want := ""
+			if atFire >= 0 {
+				s0, _ := decodeState(vs[atFire].Content)
+				want = presence(s0, v.holderID)
+			}
 			for i := atFire + 1; i < len(vs); i++ {
 				s, err := decodeState(vs[i].Content)
 				if err == nil && presence(s, v.holderID) != want {

@@ -29,6 +29,13 @@ const (
 	// cfgHandoff is a schema-3 lock (runner serialization only), where a
 	// release hands its seat directly to the next waiter.
 	cfgHandoff = `{"maxHolders":1,"runnerSerialization":true}`
+	// cfgExample is locks/example.config.json's shape (serialization,
+	// lifecycle and account health at once): on a lock with no state file
+	// the first write creates it at schema 5.
+	cfgExample = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":30}`
+	// cfgLifecycle asks a schema-3 lock for schema 4: the release of its
+	// last holder drains it and carries the upgrade in the same write.
+	cfgLifecycle = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"releaseCooldownSeconds":30}`
 )
 
 // Declared budgets, measured from the start of the victim step.
@@ -71,7 +78,8 @@ type scenario struct {
 	// ownBudget is false when the action has no deadline of its own (the
 	// budget is the workflow's job timeout).
 	ownBudget bool
-	// schema is the schema the state is seeded at (0: 6, fenced).
+	// schema is the schema the state is seeded at (0: 6, fenced; -1: no
+	// state file at all, a brand-new lock).
 	schema int
 	// refSays is a line the fault-free reference run must print (proof
 	// the scenario reaches the path it is about).
@@ -81,8 +89,11 @@ type scenario struct {
 
 // stateSchema is the schema the scenario's state is seeded at.
 func (sc scenario) stateSchema() int {
-	if sc.schema == 0 {
+	switch sc.schema {
+	case 0:
 		return lockstate.FencedSchemaVersion
+	case -1:
+		return 0
 	}
 	return sc.schema
 }
@@ -103,6 +114,19 @@ var scenarios = []scenario{
 	// waiter, which learns it on its next poll.
 	{name: "release-handoff", action: "release", config: cfgHandoff, seats: 1, schema: 3, budget: budgetRelease, ownBudget: true, setup: setupReleaseHandoff,
 		refSays: "Handed the freed seat of " + actiontest.Lock + " directly to "},
+	// A brand-new lock: the victim's first write creates the state file
+	// (and the branch) directly at the schema the config asks for.
+	{name: "acquire-fresh-lock", action: "acquire", config: cfgExample, seats: 2, schema: -1, budget: budgetAcquire, ownBudget: true, setup: setupAcquireFresh},
+	// A pending upgrade: the victim is the last holder of a schema-3 lock
+	// whose config asks for 4; its release drains the lock and writes the
+	// upgrade, with the waiter behind it carried across.
+	{name: "release-upgrade", action: "release", config: cfgLifecycle, seats: 2, schema: 3, budget: budgetRelease, ownBudget: true, setup: setupReleaseUpgrade,
+		refSays: "also upgraded it to schema 4"},
+	// A pending upgrade written by a waiter's own poll: schema 5, the
+	// config asks for 6, a cooldown blocks the drain; the victim waits
+	// (paused) and writes the upgrade with its admission once it expires.
+	{name: "acquire-upgrade", action: "acquire", config: cfgTwoSeats, seats: 2, schema: 5, budget: budgetAcquire, ownBudget: true, setup: setupAcquireUpgrade,
+		refSays: "is draining for its upgrade from schema 5 to schema 6"},
 }
 
 // act is the action the scenario's victim runs.
@@ -133,6 +157,52 @@ func setupAcquire(ctx context.Context, t testing.TB, w *world) *victim {
 	must(t, "previous acquires", w.acquire(ctx, p))
 	must(t, "previous releases", w.release(ctx, p, nil, "resource-cleanup-status", "confirmed"))
 	w.finish(p, "success")
+	time.Sleep(26 * time.Second)
+	v := w.job("victim", "runner-v")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return acquire.Run(ctx, deps(v, tr))
+	})
+}
+
+// setupAcquireFresh: no state file exists; the victim is the lock's first
+// job (the README's inputs: a runner id and require-resource-lifecycle).
+func setupAcquireFresh(_ context.Context, _ testing.TB, w *world) *victim {
+	v := w.job("victim", "runner-v").Input("require-resource-lifecycle", "true")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return acquire.Run(ctx, deps(v, tr))
+	})
+}
+
+// setupReleaseUpgrade: the victim holds a seat of a schema-3 lock; the
+// operator then asks for schema 4 (resource lifecycle); a waiter on
+// another runner polls behind it, paused. The victim's release removes the
+// last holder and writes schema 4 in the same commit.
+func setupReleaseUpgrade(ctx context.Context, t testing.TB, w *world) *victim {
+	w.SetConfig(cfgHandoff)
+	v := w.job("victim", "runner-v")
+	must(t, "victim acquires", w.acquire(ctx, v))
+	w.SetConfig(cfgLifecycle)
+	waiter := w.job("waiter", "runner-w")
+	w.background.Go(func() { w.rival(ctx, waiter) })
+	time.Sleep(time.Second)
+	synctest.Wait()
+	require.Equal(t, 1, lockstate.QueuePosition(w.State(), waiter.HolderID()), "setup: the waiter is queued (paused)")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
+	})
+}
+
+// setupAcquireUpgrade: a schema-5 lock whose only content is a cooldown
+// that expires 4 s after the victim starts; the config asks for schema 6.
+// The victim joins (paused: the cooldown blocks the drain), then writes the
+// upgrade and its own admission.
+func setupAcquireUpgrade(ctx context.Context, t testing.TB, w *world) *victim {
+	w.SetConfig(`{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":30}`)
+	p := w.job("previous", "runner-p")
+	must(t, "previous acquires", w.acquire(ctx, p))
+	must(t, "previous releases", w.release(ctx, p, nil, "resource-cleanup-status", "confirmed"))
+	w.finish(p, "success")
+	w.SetConfig(cfgTwoSeats)
 	time.Sleep(26 * time.Second)
 	v := w.job("victim", "runner-v")
 	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {

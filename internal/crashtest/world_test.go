@@ -71,12 +71,16 @@ func newWorld(t testing.TB, config string) *world {
 	return newWorldAt(t, config, lockstate.FencedSchemaVersion)
 }
 
-// newWorldAt seeds the state at schema (reservations from schema 4).
+// newWorldAt seeds the state at schema (reservations from schema 4); schema
+// 0 seeds nothing (a brand-new lock: no state file, no lock-state branch).
 func newWorldAt(t testing.TB, config string, schema int) *world {
 	setupKeys()
 	w := &world{World: actiontest.NewWorld(t, config), t: t, jobs: map[string]*actiontest.Job{}, terminal: map[string]bool{}}
 	w.Em.AddApp(readerAppID, &readerKey.PublicKey)
 	w.Em.InstallApp(readerAppID, actiontest.Owner, []string{actiontest.Consumer})
+	if schema == 0 {
+		return w
+	}
 	s := lockstate.Empty(actiontest.Lock)
 	s.SchemaVersion = schema
 	if schema >= 4 {
@@ -255,13 +259,17 @@ func decodeState(data []byte) (*lockstate.State, error) {
 	return lockstate.Decode(data, lockstate.DecodeOptions{Lock: actiontest.Lock, ServerURL: actiontest.ServerURL})
 }
 
-// stateAt is the newest version committed at or before t.
+// stateAt is the newest version committed at or before t (the empty
+// schema-2 state of a missing file when none was committed yet).
 func (w *world) stateAt(t time.Time) *lockstate.State {
 	var last []byte
 	for _, v := range w.versions() {
 		if !v.Time.After(t) {
 			last = v.Content
 		}
+	}
+	if last == nil {
+		return lockstate.Empty(actiontest.Lock)
 	}
 	s, err := decodeState(last)
 	require.NoError(w.t, err, "decode state at %s", t)

@@ -75,29 +75,43 @@ func window(versions []ConfigVersion, t time.Time, staleness time.Duration) conf
 	return w
 }
 
-// variants expands the window's candidates for a transition from prev:
-// at schema 5 a client of the previous generation ignores fencedAdmission
-// (it knows schemas up to 5 and never migrates to 6), so each candidate
-// with the flag on is also tried with it off. Every other flag is read by
-// every client this core interoperates with.
+// variants expands the window's candidates for a transition from prev with
+// the writes of clients that do not know this core's upgrade rules: the
+// JavaScript reference and builds before upgrades drained (they write at
+// most one schema step, on a drained lock, and never carry a pending
+// upgrade on a release), and, at schema 5, clients of the previous
+// generation that ignore fencedAdmission (they know schemas up to 5 and
+// never migrate to 6). So each candidate that asks for a schema above
+// prev's is also tried with its flags lowered to every schema from prev's
+// up to the one it asks for. A lowered config is what such a client
+// effectively runs; it never admits beyond what the candidate allows.
 func (w configWindow) variants(prev *lockstate.State) []lockstate.Config {
 	out := append([]lockstate.Config(nil), w.candidates...)
-	if prev == nil || prev.SchemaVersion != 5 {
+	if prev == nil {
 		return out
 	}
 	for _, c := range w.candidates {
-		if c.FencedAdmission {
-			c.FencedAdmission = false
+		for target := prev.SchemaVersion; target < lockstate.TargetSchema(c); target++ {
+			l := lowered(c, target)
 			dup := false
 			for _, o := range out {
-				dup = dup || o == c
+				dup = dup || o == l
 			}
 			if !dup {
-				out = append(out, c)
+				out = append(out, l)
 			}
 		}
 	}
 	return out
+}
+
+// lowered returns c with the schema flags above target turned off.
+func lowered(c lockstate.Config, target int) lockstate.Config {
+	c.RunnerSerialization = c.RunnerSerialization && target >= 3
+	c.ResourceLifecycle = c.ResourceLifecycle && target >= 4
+	c.AccountHealth = c.AccountHealth && target >= 5
+	c.FencedAdmission = c.FencedAdmission && target >= lockstate.FencedSchemaVersion
+	return c
 }
 
 // isDefaultsOnly reports whether cfg is the safe-defaults candidate that no

@@ -133,6 +133,11 @@ func identityOf(e lockstate.Entry) lockstate.Identity {
 		RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: e.RunnerID, JobID: e.JobID,
 		RunnerName: e.RunnerName, RunnerOS: e.RunnerOS, RunnerArch: e.RunnerArch,
 	}
+	if id.RunnerID == "" {
+		// A schema-2 entry that joined while an upgrade to runner
+		// serialization was pending recorded the runner id its job gave.
+		id.RunnerID = e.PendingRunnerID
+	}
 	if t, ok := lockstate.ParseTime(e.QueuedAt); ok {
 		id.QueuedAt = t
 	}

@@ -188,6 +188,26 @@ func tryAcquire(t *trial) (string, bool) {
 				asks = append(asks, ask{identityOf(e), time.Hour})
 			}
 		}
+		if len(asks) == 0 && t.next.SchemaVersion > t.prev.SchemaVersion {
+			// An upgrade written by a waiting job's poll changes no entry
+			// of its own: any job queued in both versions may have written
+			// it (the core decides which of them it admits, if any). At the
+			// step to schema 3 the writer supplies its own runner id, so
+			// its entry is the one that may lack a recorded one: try those
+			// first.
+			var first, rest []ask
+			for _, e := range t.next.Queue {
+				i := lockstate.QueuePosition(t.prev, e.HolderID) - 1
+				switch {
+				case i < 0:
+				case t.prev.SchemaVersion < 3 && t.prev.Queue[i].PendingRunnerID == "":
+					first = append(first, ask{identityOf(e), time.Hour})
+				default:
+					rest = append(rest, ask{identityOf(e), time.Hour})
+				}
+			}
+			asks = append(first, rest...)
+		}
 	}
 	for _, a := range asks {
 		for _, arrival := range t.arrivals(a.id.HolderID) {

@@ -108,8 +108,13 @@ type AcquireDecision struct {
 	ConsumedQuarantine *Reservation
 	// Incident is a copy of the active incident when account-blocked.
 	Incident *Incident
-	// MigratedTo is the schema reached by a migration in this call, or 0.
+	// MigratedTo is the schema reached by an upgrade written in this call
+	// (Upgrade), or 0.
 	MigratedTo int
+	// Upgrade, when set, is the pending upgrade that pauses admission: the
+	// config asks for a schema the lock has not reached and something is
+	// left to drain (Upgrade.Paused). The caller waits in the queue.
+	Upgrade *Upgrade
 	// FencingToken (schema >= 6) is the caller's token when admitted or
 	// already a holder: admitted gets a fresh token larger than every token
 	// issued before, already-holder gets its stored token. 0 below schema 6
@@ -147,10 +152,19 @@ type AcquireDecision struct {
 // is admitted or leaves. Both changes land in the admission's own write: the
 // caller is the only entry admitted, and a waiting poll still writes nothing.
 //
+// Upgrades (Upgrade, docs/state-schema.md §10): when the config asks for a
+// schema the state has not reached, the upgrade is written in this call if
+// nothing is left to drain (a brand-new lock included), straight to the
+// target schema and with the queue carried across; otherwise admission
+// pauses (AcquireDecision.Upgrade): the caller joins or keeps its place and
+// waits, and only a same-runner quarantine reclaim is admitted.
+//
 // Divergences from the reference, by design: a poll whose only effect would
 // be pruning expired cooldowns or collapsing duplicate schema-2 queue entries
 // is not a write (Changed=false); expired cooldowns are pruned before the
-// 4 -> 5 drain check.
+// drain check; a pending upgrade pauses admission instead of failing with
+// drain-required, and a drained lock climbs to the target schema in one
+// write instead of one schema per write (migration-step-required).
 func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, AcquireDecision, error) {
 	id := req.Identity
 	if s == nil {
@@ -169,33 +183,31 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 		return nil, AcquireDecision{}, err
 	}
 	work := s.Clone()
-	observed := work.SchemaVersion
 	runner := jsTrim(id.RunnerID)
-	serialized := EffectiveRunnerSerialization(work, cfg)
-	if serialized && runner == "" {
+	if EffectiveRunnerSerialization(work, cfg) && runner == "" {
 		return nil, AcquireDecision{}, newError(CodeRunnerIDRequired, fmt.Sprintf(
 			"acquire %s: runner-id is required while runner serialization is active", s.Lock))
 	}
 	pruneExpired(work, now)
-	migratedTo, err := migrate(work, cfg, observed)
-	if err != nil {
-		if c := CodeOf(err); c == CodeDrainRequired || c == CodeMigrationStepRequired {
-			// A job a release handed a seat (Handoff) whose writer read an
-			// older config holds it: tell it so, on the state as stored
-			// (no migration), instead of refusing and leaving the seat
-			// held by a job that does not know it.
-			if held := s.Clone(); HolderIndex(held, id.HolderID) >= 0 {
-				pruneExpired(held, now)
-				if held.SchemaVersion >= 5 && held.ActiveIncident != nil {
-					inc := *held.ActiveIncident
-					return s.Clone(), AcquireDecision{Outcome: OutcomeAccountBlocked, Incident: &inc}, nil
-				}
-				return acquireAsHolder(s, held, HolderIndex(held, id.HolderID), id, held.SchemaVersion >= 3, now)
-			}
-		}
-		return nil, AcquireDecision{}, err
+	up := planUpgrade(work, cfg, id.HolderID)
+	dec := AcquireDecision{}
+	if up.Ready() {
+		applyUpgrade(work, up, id.HolderID, runner)
+		dec.MigratedTo = up.To
 	}
-	dec := AcquireDecision{MigratedTo: migratedTo}
+	if !up.Pending() && work.SchemaVersion < 3 {
+		// No upgrade pending (the flag was turned off again): a recorded
+		// runner id has no use, and the next write drops it.
+		for i := range work.Queue {
+			work.Queue[i].PendingRunnerID = ""
+		}
+	}
+	paused := up.Paused()
+	if paused {
+		u := up
+		dec.Upgrade = &u
+	}
+	serialized := work.SchemaVersion >= 3
 
 	// Step 5: an active incident blocks; never enqueue, never write here.
 	if work.SchemaVersion >= 5 && work.ActiveIncident != nil {
@@ -210,9 +222,14 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 
 	// Step 8: dedupe the queue, then refresh or append the caller's entry.
 	work.Queue = dedupeQueue(work.Queue)
-	changed := migratedTo != 0
+	changed := dec.MigratedTo != 0
 	inserted := false
 	want := id.entry(work.SchemaVersion, now)
+	if paused && work.SchemaVersion < 3 {
+		// Record the runner id the entry takes when the upgrade to runner
+		// serialization lands, so the job keeps its place across it.
+		want.PendingRunnerID = runner
+	}
 	qi := QueuePosition(work, id.HolderID) - 1
 	if qi >= 0 {
 		refreshed, err := refreshEntry(work.Queue[qi], want, id, serialized, work.Lock)
@@ -246,7 +263,10 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 			}
 		}
 	}
-	eligible := reclaim >= 0 || (sc.rank[qi] >= 0 && sc.rank[qi] < free)
+	// While an upgrade drains, admission pauses: only a same-runner
+	// reclaim, which takes no free seat and ends a quarantine that may be
+	// what blocks the drain, is admitted.
+	eligible := reclaim >= 0 || (!paused && sc.rank[qi] >= 0 && sc.rank[qi] < free)
 	// An entry inserted ahead of later arrivals joins in its own write and
 	// is admitted by a later one, so every admission is read from a queue
 	// position a committed version shows (the FIFO audit's view).
@@ -293,6 +313,11 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 
 	// Step 11: queued.
 	dec.Outcome, dec.Position, dec.Rank, dec.Inserted = OutcomeQueued, qi+1, sc.rank[qi], inserted
+	if paused && !sc.reclaim[qi] {
+		// The rank once the lock has drained, which the waiter polls by.
+		v := upgradeView(work, up)
+		dec.Rank = scanQueue(v, cfg, true).rank[QueuePosition(v, id.HolderID)-1]
+	}
 	if !changed {
 		return s.Clone(), dec, nil
 	}
@@ -367,6 +392,9 @@ func refreshEntry(stored, want Entry, id Identity, serialized bool, lock string)
 	}
 	if stored.JobID == "" && id.JobID != "" {
 		stored.JobID = id.JobID
+	}
+	if stored.PendingRunnerID == "" && want.PendingRunnerID != "" {
+		stored.PendingRunnerID = want.PendingRunnerID
 	}
 	return stored, nil
 }

@@ -213,22 +213,64 @@ func TestAcquire(t *testing.T) {
 				assert.Equal(t, 3, out.SchemaVersion)
 				assert.Equal(t, "r1", out.Holders[0].RunnerID)
 			}},
-		{name: "migrate 2 to 3 queues when full is impossible", state: func() *State {
+		{name: "migrate 2 to 3 waits for a queued job's runner id", state: func() *State {
 			s := stateAt(2)
 			s.Queue = []Entry{entryFor(b, 2)}
 			return s
-		}, cfg: cfgSerial(1), id: a, code: CodeDrainRequired},
+		}, cfg: cfgSerial(1), id: a, want: OutcomeQueued,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				// b's entry carries no runner id yet: admission pauses, the
+				// caller joins behind it and records its own.
+				assert.Zero(t, d.MigratedTo)
+				require.NotNil(t, d.Upgrade)
+				assert.Equal(t, []string{b.HolderID}, d.Upgrade.Unready)
+				assert.Equal(t, 2, out.SchemaVersion)
+				assert.Equal(t, "r1", out.Queue[1].PendingRunnerID)
+				assert.Equal(t, 1, d.Rank, "rank once drained: b first")
+			}},
+		{name: "migrate 2 to 3 carries the queue in order", state: func() *State {
+			s := stateAt(2)
+			e := entryFor(b, 2)
+			e.PendingRunnerID = "r2"
+			s.Queue = []Entry{e}
+			return s
+		}, cfg: cfgSerial(1), id: a, want: OutcomeQueued,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				// Nothing to drain: the upgrade lands in the caller's join,
+				// b keeps the head and takes its recorded runner id.
+				assert.Equal(t, 3, d.MigratedTo)
+				assert.Equal(t, 3, out.SchemaVersion)
+				assert.Equal(t, []string{b.HolderID, a.HolderID}, []string{out.Queue[0].HolderID, out.Queue[1].HolderID})
+				assert.Equal(t, "r2", out.Queue[0].RunnerID)
+				assert.Empty(t, out.Queue[0].PendingRunnerID)
+				assert.Equal(t, "r1", out.Queue[1].RunnerID)
+			}},
 		{name: "migrate 3 to 4", state: func() *State { return stateAt(3) }, cfg: cfgLifecycle(1), id: a, want: OutcomeAdmitted,
 			check: func(t *testing.T, _, out *State, d AcquireDecision) {
 				assert.Equal(t, 4, d.MigratedTo)
 				assert.NotNil(t, out.Reservations)
 			}},
-		{name: "migrate 2 to 4 refused", state: func() *State { return stateAt(2) }, cfg: cfgLifecycle(1), id: a, code: CodeMigrationStepRequired},
-		{name: "migrate 3 to 4 needs drain", state: func() *State {
+		{name: "migrate 2 to 4 in one write on an empty lock", state: func() *State { return stateAt(2) }, cfg: cfgLifecycle(1), id: a, want: OutcomeAdmitted,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				assert.Equal(t, 4, d.MigratedTo)
+				assert.Equal(t, 4, out.SchemaVersion)
+				assert.Equal(t, []Reservation{}, out.Reservations)
+				assert.Equal(t, "r1", out.Holders[0].RunnerID)
+			}},
+		{name: "migrate 3 to 4 pauses while a holder drains", state: func() *State {
 			s := stateAt(3)
 			s.Holders = []Holder{holderFor(b, 3)}
 			return s
-		}, cfg: cfgLifecycle(1), id: a, code: CodeDrainRequired},
+		}, cfg: cfgLifecycle(2), id: a, want: OutcomeQueued,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				// A seat is free, but admission is paused until b releases.
+				assert.True(t, d.Changed)
+				assert.Equal(t, 3, out.SchemaVersion)
+				require.NotNil(t, d.Upgrade)
+				assert.Equal(t, []string{b.HolderID}, d.Upgrade.Holders)
+				assert.Equal(t, 0, d.Rank)
+				assert.Equal(t, 1, FreeSlots(out, cfgLifecycle(2)))
+			}},
 		{name: "migrate 4 to 5", state: func() *State { return stateAt(4) }, cfg: cfgHealth(1), id: a, want: OutcomeAdmitted,
 			check: func(t *testing.T, _, out *State, d AcquireDecision) {
 				assert.Equal(t, 5, d.MigratedTo)
@@ -238,13 +280,24 @@ func TestAcquire(t *testing.T) {
 			s := stateAt(4)
 			s.Reservations = []Reservation{quarantineOn("q", "r8")}
 			return s
-		}, cfg: cfgHealth(2), id: a, code: CodeDrainRequired},
+		}, cfg: cfgHealth(2), id: a, want: OutcomeQueued,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				require.NotNil(t, d.Upgrade)
+				assert.Len(t, d.Upgrade.Quarantines(), 1)
+				assert.Equal(t, 4, out.SchemaVersion)
+				assert.Contains(t, d.Upgrade.Summary(), "quarantines: 1")
+			}},
 		{name: "migrate 4 to 5 ignores expired cooldowns", state: func() *State {
 			s := stateAt(4)
 			s.Reservations = []Reservation{cooldownOn("cd", "r8", now)}
 			return s
 		}, cfg: cfgHealth(1), id: a, want: OutcomeAdmitted},
-		{name: "migrate 3 to 5 refused", state: func() *State { return stateAt(3) }, cfg: cfgHealth(1), id: a, code: CodeMigrationStepRequired},
+		{name: "migrate 3 to 5 in one write on an empty lock", state: func() *State { return stateAt(3) }, cfg: cfgHealth(1), id: a, want: OutcomeAdmitted,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				assert.Equal(t, 5, d.MigratedTo)
+				assert.Equal(t, 5, out.SchemaVersion)
+				assert.Nil(t, out.ActiveIncident)
+			}},
 		{name: "config never downgrades", state: func() *State { return stateAt(4) }, cfg: DefaultConfig(), id: a, want: OutcomeAdmitted,
 			check: func(t *testing.T, _, out *State, d AcquireDecision) {
 				assert.Equal(t, 4, out.SchemaVersion)

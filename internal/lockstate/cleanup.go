@@ -85,6 +85,10 @@ type CleanupDecision struct {
 	// were kept because they are recorded on another runner
 	// (CleanupRequest.RunnerName).
 	ForeignKept int
+	// MigratedTo is the schema reached by a pending upgrade that this
+	// cleanup's write also carries (the release of the last holder drained
+	// the lock), or 0.
+	MigratedTo int
 }
 
 // Cleanup is one round of the reference cleanupIdentity (spec §3.7 steps 1-8,
@@ -94,7 +98,9 @@ type CleanupDecision struct {
 // cooldown or quarantine at schema >= 4. A confirmed release with a cooldown
 // of 0 seconds frees the slot without a reservation. Ownership needs the same
 // holderId and, from schema 3, a caller attempt >= the stored attempt; a
-// stale caller owns nothing. s is never modified.
+// stale caller owns nothing. A pending upgrade that finds nothing left to
+// drain after the removal is written in the same state (MigratedTo). s is
+// never modified.
 func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, CleanupDecision, error) {
 	if s == nil {
 		return nil, CleanupDecision{}, newError(CodeInvalidState, "clean up lock: state is nil")
@@ -192,6 +198,16 @@ func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, C
 			work.Reservations = append(work.Reservations, *created)
 			c := *created
 			dec.Reservation = &c
+		}
+	}
+
+	// A pending upgrade with nothing left to drain rides on this cleanup's
+	// write (when there is one, step 8): whichever writer finds the lock
+	// drained writes it, a release included (docs/state-schema.md §10).
+	if dec.Released || dec.QueueCleaned || expired > 0 || incidentCreated {
+		if up := planUpgrade(work, cfg, ""); up.Ready() {
+			applyUpgrade(work, up, "", "")
+			dec.MigratedTo = up.To
 		}
 	}
 

@@ -89,6 +89,14 @@ type Entry struct {
 	RunnerName string
 	RunnerOS   string
 	RunnerArch string
+	// PendingRunnerID (schema 2 queue entries only, optional) is the
+	// runnerId the entry takes when a pending upgrade to schema >= 3 lands
+	// (Upgrade): this port records it while the config asks for runner
+	// serialization and the lock still has something to drain, so the
+	// waiter keeps its queue position across the upgrade. Written as
+	// pendingRunnerId; the JavaScript reference drops it on its next
+	// rewrite, after which the entry's own job records it again.
+	PendingRunnerID string
 	// Overtakes (schema >= 6, queue entries only) counts the admissions that
 	// passed this waiting entry while it was blocked. At cfg.MaxOvertakes
 	// the entry becomes a barrier: nothing behind it is admitted by the
@@ -583,6 +591,14 @@ func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int
 		}
 		*f.dst = str
 	}
+	if v, ok := m["pendingRunnerId"]; ok && schema < 3 && kind == "queue entry" {
+		str, isString := v.(string)
+		if !isString || str == "" {
+			return Entry{}, newError(CodeInvalidRunnerIdentity, fmt.Sprintf(
+				"decode lock state %q: %s %d (%s) has a pendingRunnerId that is not a non-empty string", lock, kind, index, e.HolderID))
+		}
+		e.PendingRunnerID = str
+	}
 	if err := checkRunnerIdentity(lock, kind, index, e); err != nil {
 		return Entry{}, err
 	}
@@ -725,6 +741,9 @@ func entryNode(e Entry, schema int, holder *Holder) jsonObject {
 		if f.value != "" {
 			o = append(o, jsonMember{f.key, jsonString(f.value)})
 		}
+	}
+	if schema < 3 && holder == nil && e.PendingRunnerID != "" {
+		o = append(o, jsonMember{"pendingRunnerId", jsonString(e.PendingRunnerID)})
 	}
 	return o
 }

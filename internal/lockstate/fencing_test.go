@@ -74,34 +74,72 @@ func TestMigrate5To6(t *testing.T) {
 			assert.Equal(t, 6, d.MigratedTo)
 			assert.Empty(t, out.Reservations)
 		}},
-		{name: "holders refuse", state: func() *State {
+		{name: "holders pause admission", state: func() *State {
 			s := stateAt(5)
 			s.Holders = []Holder{holderFor(b, 5)}
 			return s
-		}, cfg: cfgFenced(2, 2), code: CodeDrainRequired},
-		{name: "queue refuses", state: func() *State {
+		}, cfg: cfgFenced(2, 2), want: OutcomeQueued, check: func(t *testing.T, _, out *State, d AcquireDecision) {
+			require.NotNil(t, d.Upgrade)
+			assert.Equal(t, 5, d.Upgrade.From)
+			assert.Equal(t, 6, d.Upgrade.To)
+			assert.Equal(t, "fencedAdmission", d.Upgrade.Features())
+			assert.Equal(t, 5, out.SchemaVersion)
+			assert.Equal(t, 0, d.Rank, "first once drained")
+		}},
+		{name: "a queue is carried across with its order", state: func() *State {
 			s := stateAt(5)
 			s.Queue = []Entry{entryFor(b, 5)}
 			return s
-		}, cfg: cfgFenced(2, 2), code: CodeDrainRequired},
-		{name: "own queue entry refuses too", state: func() *State {
+		}, cfg: cfgFenced(2, 2), want: OutcomeAdmitted, check: func(t *testing.T, _, out *State, d AcquireDecision) {
+			// Two free seats: b keeps its place and a is admitted beside
+			// it (co-selected, not counted as an overtake).
+			assert.Equal(t, 6, d.MigratedTo)
+			assert.Equal(t, int64(1), d.FencingToken)
+			assert.Equal(t, b.HolderID, out.Queue[0].HolderID)
+			assert.Zero(t, out.Queue[0].Overtakes)
+		}},
+		{name: "own queue entry is carried across", state: func() *State {
 			s := stateAt(5)
 			s.Queue = []Entry{entryFor(a, 5)}
 			return s
-		}, cfg: cfgFenced(2, 2), code: CodeDrainRequired},
-		{name: "live quarantine refuses", state: func() *State {
+		}, cfg: cfgFenced(2, 2), want: OutcomeAdmitted, check: func(t *testing.T, _, out *State, d AcquireDecision) {
+			assert.Equal(t, 6, d.MigratedTo)
+			assert.Empty(t, out.Queue)
+		}},
+		{name: "live quarantine pauses admission", state: func() *State {
 			s := stateAt(5)
 			s.Reservations = []Reservation{quarantineOn("q", "r8")}
 			return s
-		}, cfg: cfgFenced(2, 2), code: CodeDrainRequired},
-		{name: "live cooldown refuses", state: func() *State {
+		}, cfg: cfgFenced(2, 2), want: OutcomeQueued, check: func(t *testing.T, _, out *State, d AcquireDecision) {
+			require.NotNil(t, d.Upgrade)
+			assert.Len(t, d.Upgrade.Quarantines(), 1)
+			assert.Equal(t, 5, out.SchemaVersion)
+		}},
+		{name: "live cooldown pauses admission", state: func() *State {
 			s := stateAt(5)
 			s.Reservations = []Reservation{cooldownOn("cd", "r8", now.Add(time.Second))}
 			return s
-		}, cfg: cfgFenced(2, 2), code: CodeDrainRequired},
-		{name: "observed schema 4 refuses 4 to 6", state: func() *State { return stateAt(4) }, cfg: cfgFenced(1, 2), code: CodeMigrationStepRequired},
-		{name: "observed schema 3 refuses", state: func() *State { return stateAt(3) }, cfg: cfgFenced(1, 2), code: CodeMigrationStepRequired},
-		{name: "observed schema 2 refuses", state: func() *State { return stateAt(2) }, cfg: cfgFenced(1, 2), code: CodeMigrationStepRequired},
+		}, cfg: cfgFenced(2, 2), want: OutcomeQueued, check: func(t *testing.T, _, _ *State, d AcquireDecision) {
+			require.NotNil(t, d.Upgrade)
+			assert.Contains(t, d.Upgrade.Summary(), "cooldowns: 1")
+		}},
+		{name: "empty schema 4 climbs to 6 in one write", state: func() *State { return stateAt(4) }, cfg: cfgFenced(1, 2), want: OutcomeAdmitted,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				assert.Equal(t, 6, d.MigratedTo)
+				assert.Equal(t, int64(1), out.Holders[0].FencingToken)
+				assert.Nil(t, out.ActiveIncident)
+			}},
+		{name: "empty schema 3 climbs to 6 in one write", state: func() *State { return stateAt(3) }, cfg: cfgFenced(1, 2), want: OutcomeAdmitted,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				assert.Equal(t, 6, out.SchemaVersion)
+				assert.Equal(t, []Reservation{}, out.Reservations)
+			}},
+		{name: "empty schema 2 climbs to 6 in one write", state: func() *State { return stateAt(2) }, cfg: cfgFenced(1, 2), want: OutcomeAdmitted,
+			check: func(t *testing.T, _, out *State, d AcquireDecision) {
+				assert.Equal(t, 6, out.SchemaVersion)
+				assert.Equal(t, "r1", out.Holders[0].RunnerID)
+				assert.Equal(t, int64(1), out.FencingToken)
+			}},
 		{name: "flag off never migrates", state: func() *State { return stateAt(5) }, cfg: cfgHealth(1), want: OutcomeAdmitted,
 			check: func(t *testing.T, _, out *State, d AcquireDecision) {
 				assert.Zero(t, d.MigratedTo)
@@ -137,7 +175,7 @@ func TestMigrate5To6(t *testing.T) {
 			assert.Zero(t, d.MigratedTo)
 			assert.Equal(t, in, out)
 		}},
-		{name: "active incident wins over drain required", state: func() *State {
+		{name: "active incident wins over a pending upgrade", state: func() *State {
 			s := stateAt(5)
 			s.ActiveIncident = incident
 			s.Queue = []Entry{entryFor(b, 5), entryFor(a, 5)}
@@ -170,8 +208,8 @@ func TestMigrate5To6(t *testing.T) {
 }
 
 // TestMigrate5To6AfterIncidentRecovery walks the deferred step: blocked
-// while the incident is active, refused while the recovery cooldown holds
-// its seat, applied once the cooldown expired.
+// while the incident is active, paused (queued, no admission) while the
+// recovery cooldown holds its seat, applied once the cooldown expired.
 func TestMigrate5To6AfterIncidentRecovery(t *testing.T) {
 	t.Parallel()
 	cfg := cfgFenced(1, 2)
@@ -186,8 +224,10 @@ func TestMigrate5To6AfterIncidentRecovery(t *testing.T) {
 
 	s, _, err = RecoverIncident(s, cfg, inc.IncidentID, t0, "rec-1")
 	require.NoError(t, err)
-	_, _, err = Acquire(s, cfg, AcquireRequest{Identity: a, Lease: lease}, t0.Add(time.Second))
-	requireCode(t, err, CodeDrainRequired)
+	s, d = step(t, s, cfg, a, t0.Add(time.Second))
+	require.Equal(t, OutcomeQueued, d.Outcome)
+	require.NotNil(t, d.Upgrade)
+	assert.Equal(t, 5, s.SchemaVersion)
 
 	out, d := step(t, s, cfg, a, t0.Add(time.Minute))
 	assert.Equal(t, OutcomeAdmitted, d.Outcome)

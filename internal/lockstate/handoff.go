@@ -26,12 +26,10 @@ func HandoffAllowed(s *State) bool {
 	return s != nil && s.SchemaVersion <= HandoffMaxSchema && !(s.SchemaVersion >= 5 && s.ActiveIncident != nil)
 }
 
-// migrationPending reports a config flag that asks for a schema above s's:
-// Acquire would migrate (or refuse until the lock drains).
+// migrationPending reports a config that asks for a schema above s's: an
+// upgrade is pending, and admission is paused until it is written.
 func migrationPending(s *State, cfg Config) bool {
-	v := s.SchemaVersion
-	return cfg.RunnerSerialization && v < 3 || cfg.ResourceLifecycle && v < 4 ||
-		cfg.AccountHealth && v < 5 || cfg.FencedAdmission && v < FencedSchemaVersion
+	return TargetSchema(cfg) > s.SchemaVersion
 }
 
 // HandoffDecision describes what Handoff did.
@@ -59,8 +57,9 @@ type HandoffDecision struct {
 // 6). Same-runner quarantine reclaims are left to the reclaiming job itself
 // (it must consume its runner's quarantine in its own admission). Nothing
 // is admitted while an incident is active (schema 5), while cfg asks for a
-// schema migration (the waiters' own polls refuse until the lock drains, so
-// a handed seat would be held by a job that cannot learn it holds it), or
+// schema upgrade that has not been written (admission is paused until the
+// lock drains and the upgrade lands; Cleanup writes it in the same state
+// when the release drained the lock), or
 // when no seat is free (a cooldown or quarantine occupies its seat). The holder's acquiredAt is
 // now and its expiresAt now + HandoffLease; its entry is the queue entry's
 // (queuedAt and jobId kept). Expired cooldowns are pruned first, as

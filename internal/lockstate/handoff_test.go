@@ -238,7 +238,7 @@ func TestAcquireRefusesAFullQueue(t *testing.T) {
 
 // A job handed a seat by a release that read an older config (no
 // serialization yet) is told it holds the seat when its own config asks for
-// the migration the busy lock cannot take, instead of being refused.
+// an upgrade the busy lock cannot take yet, instead of being refused.
 func TestAcquireTellsAHandedOffHolderDespiteAPendingMigration(t *testing.T) {
 	t.Parallel()
 	a, b := ident(1, "r1"), ident(2, "r2")
@@ -250,7 +250,13 @@ func TestAcquireTellsAHandedOffHolderDespiteAPendingMigration(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeAlreadyHolder, dec.Outcome)
 	assert.Equal(t, 2, out.SchemaVersion, "no migration")
-	// A waiter is still refused until the lock drains.
-	_, _, err = Acquire(s, cfg, AcquireRequest{Identity: b, Lease: lease}, t0)
-	requireCode(t, err, CodeDrainRequired)
+	// A waiter keeps waiting (admission paused, a seat free) and records
+	// the runner id it takes across the upgrade.
+	out, dec, err = Acquire(s, cfg, AcquireRequest{Identity: b, Lease: lease}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeQueued, dec.Outcome)
+	require.NotNil(t, dec.Upgrade)
+	assert.Equal(t, []string{a.HolderID}, dec.Upgrade.Holders)
+	assert.Equal(t, "r2", out.Queue[0].PendingRunnerID)
+	assert.Equal(t, 2, out.SchemaVersion)
 }

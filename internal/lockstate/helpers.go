@@ -139,6 +139,11 @@ func Overtakes(s *State, holderID string) int {
 // FreeSlots(s, cfg). A same-runner quarantine reclaim needs no free seat and
 // ranks 0.
 //
+// While an upgrade is pending (Upgrade) admission is paused, so no rank
+// admits now; the rank returned is then the one the waiter will have once
+// the lock has drained and the upgrade has landed (a reclaim still ranks 0),
+// which is what its polling follows.
+//
 // Like FreeSlots it reads reservations as stored: call it on a state
 // returned by a transition or by PruneExpiredCooldowns. AcquireDecision.Rank
 // already carries it for a queued caller.
@@ -147,9 +152,14 @@ func AdmissibleRank(s *State, cfg Config, holderID string) int {
 	if qi < 0 || (s.SchemaVersion >= 5 && s.ActiveIncident != nil) {
 		return -1
 	}
-	sc := scanQueue(s, cfg, EffectiveRunnerSerialization(s, cfg))
+	up := planUpgrade(s, cfg, "")
+	sc := scanQueue(s, cfg, s.SchemaVersion >= 3)
 	if sc.reclaim[qi] {
 		return 0
+	}
+	if up.Pending() {
+		v := upgradeView(s, up)
+		return scanQueue(v, cfg, true).rank[QueuePosition(v, holderID)-1]
 	}
 	return sc.rank[qi]
 }

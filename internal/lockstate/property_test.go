@@ -63,6 +63,9 @@ type sim struct {
 // cannot fail on one).
 type simStats struct {
 	admissions, migrations, overtakes, exhausted atomic.Int64
+	// upgrades counts upgrades written; paused counts acquires that waited
+	// for a pending upgrade to drain.
+	upgrades, paused atomic.Int64
 }
 
 // entryIdentity is the identity that wrote e (its own poll changes nothing).
@@ -149,6 +152,59 @@ func (m *sim) invariants(s *State) {
 	}
 }
 
+// upgraded checks the upgrade rules of one transition: the schema never
+// goes down; it goes up only by an upgrade (migratedTo) to exactly the
+// schema the config asks for, written on a lock with nothing left to drain
+// (no holder other than one admitted in the same write; no reservation
+// when the step adds the incident or fencing to a schema-4+ lock, other
+// than one the same write created), and the queue keeps its relative order.
+func (m *sim) upgraded(before, out *State, migratedTo int) {
+	switch {
+	case out.SchemaVersion < before.SchemaVersion:
+		m.t.Fatalf("schema downgraded %d -> %d", before.SchemaVersion, out.SchemaVersion)
+	case out.SchemaVersion > before.SchemaVersion && migratedTo != out.SchemaVersion:
+		m.t.Fatalf("schema moved %d -> %d without an upgrade (migratedTo %d)", before.SchemaVersion, out.SchemaVersion, migratedTo)
+	case migratedTo == 0:
+		return
+	case migratedTo != TargetSchema(m.cfg):
+		m.t.Fatalf("upgraded to %d, config asks for %d", migratedTo, TargetSchema(m.cfg))
+	}
+	for _, h := range before.Holders {
+		if HolderIndex(out, h.HolderID) >= 0 {
+			m.t.Fatalf("upgrade %d -> %d carried holder %s admitted under the old rules", before.SchemaVersion, migratedTo, h.HolderID)
+		}
+	}
+	if before.SchemaVersion >= 4 {
+		pruned, _ := PruneExpiredCooldowns(before, m.now)
+		for _, r := range pruned.Reservations {
+			if reservationIndex(out, r.ReservationID) >= 0 {
+				m.t.Fatalf("upgrade %d -> %d kept live reservation %s", before.SchemaVersion, migratedTo, r.ReservationID)
+			}
+		}
+	}
+	last := -1
+	for _, e := range out.Queue {
+		at, ok := queueIDs(before)[e.HolderID]
+		if !ok {
+			continue
+		}
+		if at < last {
+			m.t.Fatalf("upgrade %d -> %d reordered the queue at %s", before.SchemaVersion, migratedTo, e.HolderID)
+		}
+		last = at
+	}
+	m.stats.upgrades.Add(1)
+}
+
+func reservationIndex(s *State, id string) int {
+	for i, r := range s.Reservations {
+		if r.ReservationID == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // lostOnly asserts that only holderID may have left the queue.
 func (m *sim) lostOnly(before, after *State, holderID string) {
 	afterIDs := queueIDs(after)
@@ -175,6 +231,16 @@ func (m *sim) acquire(i int) {
 	}
 	m.invariants(out)
 	m.lostOnly(before, out, id.HolderID)
+	m.upgraded(before, out, d.MigratedTo)
+	if d.Upgrade != nil && d.Outcome == OutcomeAdmitted && !d.QuarantineRecovered {
+		m.t.Fatalf("%s admitted while an upgrade to schema %d drains (%s)", id.HolderID, d.Upgrade.To, d.Upgrade.Summary())
+	}
+	if d.Upgrade != nil {
+		m.stats.paused.Add(1)
+	}
+	if d.Upgrade != nil && (out.SchemaVersion != before.SchemaVersion || !d.Upgrade.Paused()) {
+		m.t.Fatalf("a paused acquire reported upgrade %+v and moved schema %d -> %d", *d.Upgrade, before.SchemaVersion, out.SchemaVersion)
+	}
 	switch d.Outcome {
 	case OutcomeAdmitted:
 		m.admitted(before, out, id, d)
@@ -261,7 +327,7 @@ func (m *sim) queued(out *State, id Identity, d AcquireDecision) {
 	if rank := AdmissibleRank(pruned, m.cfg, id.HolderID); rank != d.Rank {
 		m.t.Fatalf("decision rank %d, AdmissibleRank %d", d.Rank, rank)
 	}
-	if d.Rank >= 0 && d.Rank < FreeSlots(pruned, m.cfg) {
+	if d.Upgrade == nil && d.Rank >= 0 && d.Rank < FreeSlots(pruned, m.cfg) {
 		m.t.Fatalf("queued with rank %d and %d free slots", d.Rank, FreeSlots(pruned, m.cfg))
 	}
 	again, d2, err := Acquire(out, m.cfg, AcquireRequest{Identity: id, Lease: time.Hour, Arrival: m.arrivals[id.HolderID]}, m.now)
@@ -292,6 +358,7 @@ func (m *sim) cleanup(i int, report Report, queueOnly, preActivation bool) {
 	}
 	m.invariants(out)
 	m.lostOnly(before, out, id.HolderID)
+	m.upgraded(before, out, d.MigratedTo)
 	for _, h := range before.Holders {
 		if h.HolderID != id.HolderID && HolderIndex(out, h.HolderID) < 0 {
 			m.t.Fatalf("cleanup for %s removed holder %s", id.HolderID, h.HolderID)
@@ -480,12 +547,17 @@ func simulate(rt *rapid.T, sc schedule) {
 
 func TestPropertyTransitions(t *testing.T) {
 	t.Parallel()
+	stats := &simStats{}
 	rapid.Check(t, func(rt *rapid.T) {
 		simulate(rt, schedule{
-			schemas: []int{2, 3, 4, 5, 6}, configs: propConfigs, identities: 8, maxSteps: 80, start: startConfig, stats: &simStats{},
+			schemas: []int{2, 3, 4, 5, 6}, configs: propConfigs, identities: 8, maxSteps: 80, start: startConfig, stats: stats,
 			reports: []Report{{}, confirmed, unproven, blocked, DegradedReport()},
 		})
 	})
+	t.Logf("upgrades written %d, acquires paused by a draining upgrade %d", stats.upgrades.Load(), stats.paused.Load())
+	if !t.Failed() && (stats.upgrades.Load() == 0 || stats.paused.Load() == 0) {
+		t.Errorf("no schedule wrote an upgrade or paused for one: the upgrade properties are vacuous")
+	}
 }
 
 // TestPropertyFencedSchedules concentrates on schema 6: busy locks, few

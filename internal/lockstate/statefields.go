@@ -67,6 +67,15 @@ func checkRunnerIdentity(lock, kind string, index int, e Entry) error {
 			return newError(CodeInvalidRunnerIdentity, fmt.Sprintf("lock state %q: %s %d (%s) has a %s that %s", lock, kind, index, e.HolderID, f.key, reason))
 		}
 	}
+	if e.PendingRunnerID != "" {
+		reason := runnerFieldProblem(e.PendingRunnerID, MaxRunnerNameBytes)
+		if reason == "" && jsTrim(e.PendingRunnerID) != e.PendingRunnerID {
+			reason = "has leading or trailing whitespace"
+		}
+		if reason != "" {
+			return newError(CodeInvalidRunnerIdentity, fmt.Sprintf("lock state %q: %s %d (%s) has a pendingRunnerId that %s", lock, kind, index, e.HolderID, reason))
+		}
+	}
 	return nil
 }
 

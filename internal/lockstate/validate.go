@@ -154,6 +154,9 @@ func validateEntry(s *State, e Entry, kind string, i int) error {
 	if !validUTF8(e.HolderID, e.Repository, e.Workflow, e.Job, e.RunID, e.RunAttempt, e.RunURL, e.QueuedAt, e.RunnerID, e.JobID) {
 		return newError(CodeInvalidState, fmt.Sprintf("validate lock state %q: %s %d is not valid UTF-8", s.Lock, kind, i))
 	}
+	if e.PendingRunnerID != "" && (s.SchemaVersion >= 3 || kind != "queue entry") {
+		return newError(CodeInvalidState, fmt.Sprintf("validate lock state %q: %s %d (%s) carries a pendingRunnerId, which only a schema-2 queue entry may carry", s.Lock, kind, i, e.HolderID))
+	}
 	if s.SchemaVersion >= 3 && (e.RunnerID == "" || jsTrim(e.RunnerID) != e.RunnerID) {
 		return newError(CodeMissingRunnerID, fmt.Sprintf("validate lock state %q: %s %d (%s) needs a trimmed non-empty runnerId at schema %d", s.Lock, kind, i, e.HolderID, s.SchemaVersion))
 	}

@@ -2,6 +2,8 @@ package acquire_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,15 +17,14 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
-// TestHandedSeatSurvivesAConfigThatNeedsADrain is the regression of
+// TestHandedSeatSurvivesAConfigThatAsksForAnUpgrade is the regression of
 // simulation seed 107466. A release on the schema-2 config hands its seat
 // to a waiter (direct handoff); the operator has just turned on runner
-// serialization, which needs the lock drained before it migrates, and the
-// waiter's next read is stale (it still shows it queued). The waiter used to
-// fail with drain-required and no outputs while the seat was recorded as
-// its own, so no licensed step used the seat it held. It now decides once
-// more on the state at the branch head, where it holds the seat.
-func TestHandedSeatSurvivesAConfigThatNeedsADrain(t *testing.T) {
+// serialization, and the waiter's next read is stale (it still shows it
+// queued). The waiter once failed with drain-required and no outputs while
+// the seat was recorded as its own. Now a pending upgrade only pauses
+// admission: the waiter keeps polling and finds the seat it holds.
+func TestHandedSeatSurvivesAConfigThatAsksForAnUpgrade(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
 		a := w.NewJob("holder", "runner-a")
@@ -49,35 +50,109 @@ func TestHandedSeatSurvivesAConfigThatNeedsADrain(t *testing.T) {
 		out := b.Outputs()
 		assert.Equal(t, "true", out["acquired"])
 		assert.Equal(t, "acquired", out["admission-result"])
-		assert.Contains(t, b.Out.String(), "drain the lock before enabling it")
-		assert.Contains(t, b.Out.String(), "deciding on the state at the branch head")
 		assert.Equal(t, b.HolderID(), w.State().Holders[0].HolderID)
+		assert.Equal(t, 2, w.State().SchemaVersion, "the upgrade waits for b, admitted under the old rules, to release")
 	})
 }
 
-// TestWaiterRefusedByADrainLeavesNothing: a waiter whose config now needs
-// the lock drained fails with drain-required, and first removes its own
-// queue entry, so the refusal helps the drain instead of blocking it.
-func TestWaiterRefusedByADrainLeavesNothing(t *testing.T) {
+// upgradeConfig is the config of a 2-seat lock that asks for schema target,
+// with a 30-second release cooldown.
+func upgradeConfig(target int) string {
+	flags := []string{`"maxHolders":2`, `"releaseCooldownSeconds":30`}
+	for v, f := range map[int]string{3: "runnerSerialization", 4: "resourceLifecycle", 5: "accountHealth", 6: "fencedAdmission"} {
+		if v <= target {
+			flags = append(flags, fmt.Sprintf("%q:true", f))
+		}
+	}
+	return "{" + strings.Join(flags, ",") + "}"
+}
+
+// TestUpgradeDrainsWhileJobsWait is the issue's acceptance for each step: a
+// lock with one holder admitted under the old schema; the operator turns
+// the next feature on; an acquire that starts afterwards on another runner
+// (with a seat free) waits instead of failing, says that the lock drains
+// for an upgrade, and is admitted after the holder releases, on the new
+// schema.
+func TestUpgradeDrainsWhileJobsWait(t *testing.T) {
+	for from := 2; from <= 5; from++ {
+		t.Run(fmt.Sprintf("schema %d to %d", from, from+1), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, upgradeConfig(from))
+				a := w.NewJob("holder", "runner-a")
+				require.NoError(t, run(context.Background(), a))
+				require.Equal(t, from, w.State().SchemaVersion)
+
+				w.SetConfig(upgradeConfig(from + 1))
+				b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "30")
+				done := make(chan error, 1)
+				go func() { done <- run(context.Background(), b) }()
+				time.Sleep(2 * time.Minute)
+				synctest.Wait()
+				s := w.State()
+				require.Equal(t, 1, lockstate.QueuePosition(s, b.HolderID()), "b waits although a seat is free")
+				require.Equal(t, from, s.SchemaVersion)
+				assert.Contains(t, b.Out.String(), fmt.Sprintf("is draining for its upgrade from schema %d to schema %d", from, from+1))
+				assert.Contains(t, b.Out.String(), "holders left: 1")
+
+				a.ResetFiles()
+				a.Input("resource-cleanup-status", "confirmed")
+				require.NoError(t, releaseRun(context.Background(), a))
+				require.NoError(t, <-done, b.Out.String())
+				out := b.Outputs()
+				assert.Equal(t, "true", out["acquired"])
+				s = w.State()
+				assert.Equal(t, from+1, s.SchemaVersion)
+				assert.Equal(t, b.HolderID(), s.Holders[0].HolderID)
+				assert.Contains(t, b.Summary(), "Waited for an upgrade")
+				if from+1 >= 6 {
+					assert.Equal(t, "1", out["fencing-token"])
+				}
+			})
+		})
+	}
+}
+
+// TestFreshLockAdmitsTheREADMEInputs: a lock with no state file whose
+// config is the shipped example (serialization, lifecycle and account
+// health at once) admits the README's consumer inputs (a runner id and
+// require-resource-lifecycle) on its first acquire, at schema 5, and the
+// release succeeds.
+func TestFreshLockAdmitsTheREADMEInputs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w := actiontest.NewWorld(t, `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":360}`)
+		require.Zero(t, w.Versions(), "no state file yet")
+		j := w.NewJob("unity", "win-01").Input("require-resource-lifecycle", "true")
+		require.NoError(t, run(context.Background(), j), j.Out.String())
+		assert.Equal(t, "true", j.Outputs()["acquired"])
+		s := w.State()
+		assert.Equal(t, 5, s.SchemaVersion)
+		assert.Equal(t, "win-01", s.Holders[0].RunnerID)
+		require.NoError(t, releaseRun(context.Background(), j))
+		assert.Empty(t, w.State().Holders)
+	})
+}
+
+// TestWaitingSaysWhatFreesAQuarantinedSeat: every seat held by a
+// quarantine; the waiting job's log (every few minutes) and its summary
+// give the exact recover command with the reservation id.
+func TestWaitingSaysWhatFreesAQuarantinedSeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1,"runnerSerialization":true,"resourceLifecycle":true,"releaseCooldownSeconds":30}`)
 		a := w.NewJob("holder", "runner-a")
 		require.NoError(t, run(context.Background(), a))
-		b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
-		b.Env[acquire.EnvConfigTTLMS] = "1"
-		done := make(chan error, 1)
-		go func() { done <- run(context.Background(), b) }()
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()))
-
-		w.SetConfig(`{"maxHolders":1,"runnerSerialization":true}`)
-		err := <-done
-		require.Error(t, err)
-		assert.Equal(t, lockstate.CodeDrainRequired, lockstate.CodeOf(err))
+		require.NoError(t, releaseRun(context.Background(), a)) // no cleanup report: quarantine
 		s := w.State()
-		assert.Zero(t, lockstate.QueuePosition(s, b.HolderID()), "the refused waiter removed its entry")
-		require.Len(t, s.Holders, 1)
-		assert.Equal(t, a.HolderID(), s.Holders[0].HolderID, "the holder keeps its seat")
+		require.Len(t, s.Reservations, 1)
+		id := s.Reservations[0].ReservationID
+		b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "10")
+		err := run(context.Background(), b)
+		require.Error(t, err)
+		assert.Equal(t, "false", b.Outputs()["acquired"])
+		log := b.Out.String()
+		want := "gh workflow run recover-build-lock.yml -R acme/build-lock -f operation=recover -f reservation-id=" + id + " -f resource-safe=true"
+		assert.Contains(t, log, want)
+		assert.GreaterOrEqual(t, strings.Count(log, want), 3, "repeated every few minutes over 10 minutes")
+		assert.Contains(t, b.Summary(), "Blocked by")
+		assert.Contains(t, b.Summary(), id)
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
@@ -80,12 +79,10 @@ func (q *acquirer) loop(ctx context.Context) error {
 func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again bool, err error) {
 	_, dec, err := lockstate.Acquire(snap.State, q.cfg, q.req(), q.now())
 	if err != nil {
-		if migrationRefusal(err) && q.hasEntry(snap.State) {
-			return true, false, q.refuseMigration(ctx, err)
-		}
 		return true, false, err
 	}
 	q.notePosition(dec)
+	q.upgrade = dec.Upgrade
 	prChecked := false
 	switch dec.Outcome {
 	case lockstate.OutcomeAccountBlocked:
@@ -106,7 +103,7 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 	case lockstate.OutcomeQueued:
 		q.touched()
 		if !dec.Changed {
-			q.logWaiting(snap.State, dec.Position)
+			q.logWaiting(snap.State, dec)
 			return false, false, nil
 		}
 		if lockstate.QueuePosition(snap.State, q.id.HolderID) == 0 && !q.joinSpread {
@@ -186,18 +183,17 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	case err != nil && landed && ctx.Err() == nil:
 		// The write may have landed: the next read decides.
 		return q.decide(ctx, err)
-	case migrationRefusal(err) && (q.hasEntry(q.last) || q.hasEntry(res.State)):
-		return true, false, q.refuseMigration(ctx, err)
 	case err != nil:
 		return true, false, err
 	}
 	q.conflictStreak = 0
 	q.last = res.State
 	q.notePosition(dec)
+	q.upgrade = dec.Upgrade
 	if dec.Inserted && dec.Rank >= 0 && dec.Rank < lockstate.FreeSlots(res.State, q.cfg) {
 		// Joined by arrival ahead of later arrivals with a seat free: the
 		// next write admits it.
-		q.logWaiting(res.State, dec.Position)
+		q.logWaiting(res.State, dec)
 		return false, true, nil
 	}
 	switch dec.Outcome {
@@ -207,50 +203,8 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		// holder in the state it re-read.
 		return true, false, q.admitted(ctx, res.SHA, res.State, dec)
 	}
-	q.logWaiting(res.State, dec.Position)
+	q.logWaiting(res.State, dec)
 	return false, false, nil
-}
-
-// migrationRefusal reports the refusals of a config that asks for a schema
-// the lock cannot migrate to yet (it must drain first, or step one schema
-// at a time).
-func migrationRefusal(err error) bool {
-	c := lockstate.CodeOf(err)
-	return c == lockstate.CodeDrainRequired || c == lockstate.CodeMigrationStepRequired
-}
-
-// hasEntry reports whether this job may have an entry in the lock: s shows
-// it queued or holding, or this invocation already touched the state (a
-// stale read may predate its join, or a seat handed to it since).
-func (q *acquirer) hasEntry(s *lockstate.State) bool {
-	return q.mayNeedCleanup || s != nil && (lockstate.QueuePosition(s, q.id.HolderID) > 0 || lockstate.HolderIndex(s, q.id.HolderID) >= 0)
-}
-
-// refuseMigration handles a migration refusal (the config asks for a schema
-// the lock must drain for) of a job that already has an entry: a release
-// running on the previous config may have handed it a seat (direct handoff,
-// schema <= 3), which a stale read would not show. It decides once more on
-// the state at the branch head, where Acquire tells a handed holder that it
-// holds its seat; a job that is still only queued removes its own entry (or
-// a seat handed to it in the meantime) before it fails, so a refused job
-// never leaves an admission behind that no licensed step uses.
-func (q *acquirer) refuseMigration(ctx context.Context, cause error) error {
-	if !q.migrationChecked {
-		q.migrationChecked = true
-		q.a.Warning(fmt.Sprintf("%v. This run is in the queue of %s (a release may have handed it a seat): deciding on the state at the branch head.", cause, q.s.target.Lock))
-		if snap, _, err := q.st.LoadFresh(ctx); err == nil {
-			q.last = snap.State
-			_, dec, aerr := lockstate.Acquire(snap.State, q.cfg, q.req(), q.now())
-			if aerr == nil && dec.Outcome == lockstate.OutcomeAlreadyHolder && !dec.Changed {
-				q.touched()
-				return q.admitted(ctx, snap.SHA, snap.State, dec)
-			}
-		}
-	}
-	if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
-		q.a.Warning("Removing this run's entry after the refusal also failed (the release step will retry): " + cerr.Error())
-	}
-	return cause
 }
 
 // mayBeHandedOff reports a queued job that a release may have handed a seat
@@ -316,28 +270,6 @@ func (q *acquirer) authGrace(ctx context.Context, err error) (retry bool, _ erro
 		q.st.StatePath(), q.s.authGrace))
 	wait := min(q.d.Jittered(q.s.poll, max(250*time.Millisecond, q.s.poll/3)), limit.Sub(now))
 	return true, q.sleep(ctx, wait)
-}
-
-// logWaiting prints the queue position and holders at most once a minute
-// or when the position changes.
-func (q *acquirer) logWaiting(s *lockstate.State, position int) {
-	now := q.now()
-	if position == q.lastPosition && now.Sub(q.lastWaitLog) < time.Minute {
-		return
-	}
-	q.lastPosition, q.lastWaitLog = position, now
-	holders := "none"
-	if len(s.Holders) > 0 {
-		holders = ""
-		for i, h := range s.Holders {
-			if i > 0 {
-				holders += ", "
-			}
-			holders += h.HolderID + " (" + h.RunURL + ")"
-		}
-	}
-	q.a.Printf("Waiting for %s: queue position %d of %d after %s; holders: %s; reservations: %d",
-		q.s.target.Lock, position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started))+" ms", holders, len(s.Reservations))
 }
 
 // decideWindow bounds how long acquire keeps trying to read the state after

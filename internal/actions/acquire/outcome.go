@@ -157,6 +157,9 @@ func (q *acquirer) holderContext() string {
 		fmt.Fprintf(&b, ". Reservation %s (%s on %s: %s)", r.ReservationID, r.State, r.RunnerID, r.Reason)
 	}
 	b.WriteString(".")
+	if q.wait.blocker != "" {
+		b.WriteString(" " + q.wait.blocker)
+	}
 	return b.String()
 }
 

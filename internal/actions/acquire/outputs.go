@@ -65,6 +65,9 @@ func (q *acquirer) report(o outcome) error {
 		fencing = strconv.FormatInt(o.fencing, 10)
 	}
 	wait := q.now().Sub(q.started)
+	if o.result == resultAcquired {
+		q.noteDrain(nil, q.now())
+	}
 	outs := [][2]string{
 		{OutputAcquired, strconv.FormatBool(o.result == resultAcquired)},
 		{OutputLockName, q.s.target.Lock},
@@ -107,6 +110,12 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	}
 	if q.configMissing {
 		rows = append(rows, actionkit.Row{Field: "Lock config", Value: actionkit.Code(q.st.ConfigPath()) + " is missing: defaults (one seat)"})
+	}
+	if d := q.drainWaited + q.drainOngoing(); d > 0 {
+		rows = append(rows, actionkit.Row{Field: "Waited for an upgrade", Value: d.Round(time.Second).String() + " (admission paused while the lock drained)"})
+	}
+	if o.result != resultAcquired && q.wait.blocker != "" {
+		rows = append(rows, actionkit.Row{Field: "Blocked by", Value: actionkit.Cell(q.wait.blocker)})
 	}
 	rows = append(rows, stateRows(q.last)...)
 	if o.incident != nil {

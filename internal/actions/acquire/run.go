@@ -93,15 +93,17 @@ type acquirer struct {
 	prAt     time.Time
 
 	started, deadline time.Time
-	// migrationChecked: a migration refusal was re-decided on the state
-	// at the branch head (step).
-	migrationChecked bool
-	attempts         int
-	entryPosition    int
-	lastPosition     int
-	lastWaitLog      time.Time
-	authFailedSince  time.Time
-	last             *lockstate.State
+	attempts        int
+	entryPosition   int
+	authFailedSince time.Time
+	last            *lockstate.State
+	// wait is what the wait log last said and when (waiting.go).
+	wait waitLog
+	// upgrade is the pending upgrade that paused admission at the last
+	// decision, or nil; drainWaited is how long this run waited for one.
+	upgrade     *lockstate.Upgrade
+	upgradeFrom time.Time
+	drainWaited time.Duration
 
 	// mayNeedCleanup: this invocation wrote (or may have written) a queue
 	// entry or admission, or found its own entry or holder.

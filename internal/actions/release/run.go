@@ -232,6 +232,10 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	if res.Ambiguous {
 		final = reconcile(final, attempted, res.State)
 	}
+	if res.Written && final.MigratedTo != 0 {
+		r.a.Printf("%s had drained for its pending upgrade: this release also upgraded it to schema %d, with the waiting jobs in their order; admission resumes under the new rules.",
+			r.s.target.Lock, final.MigratedTo)
+	}
 	if res.Written && len(handedTo) > 0 {
 		r.a.Printf("Handed the freed seat of %s directly to %s (admitted in the release write; each notices on its next poll).",
 			r.s.target.Lock, strings.Join(handedTo, ", "))
