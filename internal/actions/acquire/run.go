@@ -93,10 +93,10 @@ type acquirer struct {
 	prAt     time.Time
 
 	started, deadline time.Time
-	attempts        int
-	entryPosition   int
-	authFailedSince time.Time
-	last            *lockstate.State
+	attempts          int
+	entryPosition     int
+	authFailedSince   time.Time
+	last              *lockstate.State
 	// wait is what the wait log last said and when (waiting.go).
 	wait waitLog
 	// upgrade is the pending upgrade that paused admission at the last
