@@ -314,8 +314,14 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report) int {
 		overtook, admissible := 0, 0
 		runners := map[string]bool{}
 		for _, w := range prev.st.Queue[:pos] {
-			if _, stillQueued := cur.queued[w.HolderID]; !stillQueued {
+			j, stillQueued := cur.queued[w.HolderID]
+			if !stillQueued {
 				continue
+			}
+			if w.RunnerID == "" {
+				// An upgrade to runner serialization in this very write
+				// carried the waiter across with its runner id.
+				w.RunnerID = cur.st.Queue[j].RunnerID
 			}
 			overtook++
 			switch {

@@ -84,6 +84,11 @@ func (x *extended) incident(i int, v Version, prev, cur *snapshot) {
 // overtakes keeps the checker's own count of admissions that passed each
 // blocked waiter (R-S7) and checks it against the bound at schema 6.
 func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
+	if prev.st.SchemaVersion < lockstate.FencedSchemaVersion && cur.st.SchemaVersion >= lockstate.FencedSchemaVersion {
+		// The bound starts with fencing: the upgrade to schema 6 carries
+		// every waiter across with 0 overtakes (docs/state-schema.md §10).
+		clear(x.passed)
+	}
 	for id := range x.passed {
 		if _, still := cur.queued[id]; !still {
 			delete(x.passed, id)

@@ -194,7 +194,8 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 	w.remove(waiter.holderID())
 	require.NoError(t, wait.signal(syscall.SIGTERM))
 	require.Equal(t, 143, wait.wait().exitCode(), "waiter exit code %d after SIGTERM, want 143:\n%s", wait.exitCode(), wait.log())
-	assert.Empty(t, wait.outputs(), "a cancelled acquire writes no outputs")
+	assert.Equal(t, "false", wait.outputs()["acquired"], "a cancelled acquire reports acquired=false")
+	assert.Equal(t, "cancelled", wait.outputs()["admission-result"])
 	assert.Contains(t, wait.stdout.String(), "Received SIGTERM", "the waiter did not report the SIGTERM:\n%s", wait.log())
 	// Nothing else wrote since: the entry was removed by the waiter itself,
 	// inside its SIGTERM window, before it exited.

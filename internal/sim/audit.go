@@ -111,6 +111,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	s.auditWriteSpacing(violate)
 	s.auditSecrets(hist, violate)
 	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
+	s.auditUpgrades(&rep, hist, states, healed, violate)
 
 	s.evMu.Lock()
 	for k, v := range s.events {
@@ -549,8 +550,9 @@ func endOr(t time.Time) time.Time {
 	return t
 }
 
-// auditSilentFailures: an acquire that ended by itself with an error and
-// no outputs must not have left its admission in the state (spec: after an
+// auditSilentFailures: an acquire that ended by itself with an error that
+// no typed refusal reported (acquired=false, its reason code as
+// admission-result) must not have left its admission in the state (spec: after an
 // ambiguous write the next read decides; if none can, outputs say
 // admission-unknown). The committed version current when the step ended
 // must not hold its holder id at its attempt.
@@ -571,7 +573,7 @@ func (s *sim) auditSilentFailures(hist []emulator.Version, states []*lockstate.S
 		}
 		if hi := lockstate.HolderIndex(cur, j.holderID()); hi >= 0 && cur.Holders[hi].RunAttempt == strconv.Itoa(j.attempt) &&
 			(cur.Holders[hi].RunnerName == "" || cur.Holders[hi].RunnerName == j.runner) {
-			violate("job %s: acquire exited 1 with no outputs at %s while its admission was in the state", j.actor(), j.silentFailAt.Format(time.RFC3339Nano))
+			violate("job %s: acquire exited 1 (%s, acquired=false) at %s while its admission was in the state", j.actor(), j.acquireReason, j.silentFailAt.Format(time.RFC3339Nano))
 		}
 	}
 }

@@ -56,7 +56,10 @@ type job struct {
 	// silentFailAt: the acquire step ended by itself with an error and no
 	// outputs at this time (not killed, not cancelled).
 	silentFailAt time.Time
-	token        string
+	// acquireReason is the stable reason code of a failed acquire step
+	// (lockaction.ReasonCode), "" when it succeeded.
+	acquireReason string
+	token         string
 	waitEnded    time.Time
 	ended        time.Time
 	outputs      []map[string]string

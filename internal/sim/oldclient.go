@@ -65,6 +65,9 @@ func (s *sim) runOldClient(j *job) {
 			if cur.SchemaVersion > oldMaxSchema {
 				return errOldClientRefuses
 			}
+			if err := oldMigrationRefusal(cur, cfg); err != nil {
+				return err
+			}
 			next, d, err := lockstate.Acquire(cur, cfg, lockstate.AcquireRequest{Identity: id, Lease: time.Duration(j.lease) * time.Minute}, j.clk.Now())
 			if err != nil {
 				return err
@@ -79,11 +82,18 @@ func (s *sim) runOldClient(j *job) {
 			if !d.Changed {
 				return store.ErrNoChange
 			}
+			dropUnknownKeys(next)
 			*cur = *next
 			return nil
 		})
 		if errors.Is(err, errOldClientRefuses) {
 			s.event("old-client-refused")
+			break
+		}
+		if c := lockstate.CodeOf(err); c == lockstate.CodeDrainRequired || c == lockstate.CodeMigrationStepRequired {
+			// The reference fails the job on a pending upgrade; its own
+			// entry is removed below, like every failed acquire of it.
+			s.event("old-client-" + string(c))
 			break
 		}
 		if err == nil && (dec.Outcome == lockstate.OutcomeAdmitted || dec.Outcome == lockstate.OutcomeAlreadyHolder) && (res.Written || !res.Ambiguous) {
@@ -108,7 +118,9 @@ func (s *sim) runOldClient(j *job) {
 			if cur.SchemaVersion > oldMaxSchema {
 				return errOldClientRefuses
 			}
-			next, d, err := lockstate.Cleanup(cur, cfg, lockstate.CleanupRequest{
+			// A release of the previous generation never carries a pending
+			// upgrade: it runs with the flags the state already has.
+			next, d, err := lockstate.Cleanup(cur, loweredTo(cfg, cur.SchemaVersion), lockstate.CleanupRequest{
 				HolderID: id.HolderID, RunAttempt: id.RunAttempt, RunnerID: id.RunnerID,
 				Report:        lockstate.Report{Status: lockstate.StatusConfirmed, Health: lockstate.HealthHealthy, Reason: "cleanup-confirmed"},
 				ReservationID: "old-" + itoa(j.idx) + "-" + itoa(j.attempt), Identity: id, ServerURL: serverURL,
@@ -119,6 +131,7 @@ func (s *sim) runOldClient(j *job) {
 			if !d.Changed {
 				return store.ErrNoChange
 			}
+			dropUnknownKeys(next)
 			*cur = *next
 			return nil
 		})
@@ -126,6 +139,44 @@ func (s *sim) runOldClient(j *job) {
 			return
 		}
 		time.Sleep(5 * time.Second)
+	}
+}
+
+// oldMigrationRefusal is the previous generation's (and the reference's)
+// migration rule (reference-behavior.md §2.4): a config that asks for a
+// schema above the state's is applied only one step at a time, from the
+// exact predecessor schema as read, on a lock with no holders and no queue
+// (and, for the step to 5, no reservation, expired or not); otherwise the
+// acquire fails with drain-required or migration-step-required. It never
+// knows fencedAdmission (cfg has it off).
+func oldMigrationRefusal(cur *lockstate.State, cfg lockstate.Config) error {
+	target := lockstate.TargetSchema(cfg)
+	if target <= cur.SchemaVersion {
+		return nil
+	}
+	if target > cur.SchemaVersion+1 {
+		return &lockstate.Error{Code: lockstate.CodeMigrationStepRequired, Message: "sim old client: the lock must climb one schema at a time"}
+	}
+	if len(cur.Holders) > 0 || len(cur.Queue) > 0 || (target == 5 && len(cur.Reservations) > 0) {
+		return &lockstate.Error{Code: lockstate.CodeDrainRequired, Message: "sim old client: drain the lock before enabling it"}
+	}
+	return nil
+}
+
+// loweredTo returns cfg with the schema flags above schema turned off.
+func loweredTo(cfg lockstate.Config, schema int) lockstate.Config {
+	cfg.RunnerSerialization = cfg.RunnerSerialization && schema >= 3
+	cfg.ResourceLifecycle = cfg.ResourceLifecycle && schema >= 4
+	cfg.AccountHealth = cfg.AccountHealth && schema >= 5
+	cfg.FencedAdmission = cfg.FencedAdmission && schema >= lockstate.FencedSchemaVersion
+	return cfg
+}
+
+// dropUnknownKeys removes what the previous generation does not know and
+// so drops on every rewrite: the pendingRunnerId of schema-2 entries.
+func dropUnknownKeys(s *lockstate.State) {
+	for i := range s.Queue {
+		s.Queue[i].PendingRunnerID = ""
 	}
 }
 

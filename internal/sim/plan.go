@@ -5,6 +5,7 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -27,16 +28,34 @@ func (s *sim) chooseConfig(c Config) {
 		AccountHealth:          schema >= 5,
 		FencedAdmission:        schema >= 6,
 	}
-	// Drained migrations: start one or two schema levels lower and raise
-	// the config flags later; each client migrates when it finds the lock
-	// drained.
+	// Upgrades while jobs keep arriving: start one or two schema levels
+	// lower and raise the config flags later; admission pauses until the
+	// lock drains, then the next writer upgrades it (docs/state-schema.md
+	// §10). The upgrade choices come from a stream of their own, so the
+	// draws above (and every earlier seed's schedule) stay as they were.
+	up := rand.New(rand.NewPCG(s.seed, upgradeStream))
 	start := max(2, schema-s.intn(3))
 	s.writeConfig(start)
-	s.seedState(start)
-	// One flag per step, like an operator: each step takes effect when a
-	// client finds the lock drained (clients fail closed until then).
-	at := time.Duration(0)
+	if up.IntN(4) == 0 {
+		// A brand-new lock: no state file and no lock-state branch; the
+		// first write creates it at the schema the config asks for.
+		s.sched = append(s.sched, fmt.Sprintf("fresh lock (config schema %d)", start))
+		s.event("fresh-lock")
+	} else {
+		s.seedState(start)
+	}
+	// One flag per step, like a careful operator, or (a third of the
+	// seeds) every flag at once: either way nothing fails, the waiters
+	// keep their place and the lock climbs when it has drained.
+	levels := []int{}
 	for level := start + 1; level <= schema; level++ {
+		levels = append(levels, level)
+	}
+	if len(levels) > 1 && up.IntN(3) == 0 {
+		levels = levels[len(levels)-1:]
+	}
+	at := time.Duration(0)
+	for _, level := range levels {
 		at += time.Duration(s.intn(int(s.window/2/time.Second))) * time.Second
 		s.sched = append(s.sched, fmt.Sprintf("config schema %d at %s", level, at))
 		when := at
@@ -49,6 +68,16 @@ func (s *sim) chooseConfig(c Config) {
 	s.sched = append(s.sched, fmt.Sprintf("maxHolders=%d schema=%d cooldown=%ds maxOvertakes=%d",
 		s.cfg.MaxHolders, schema, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes))
 }
+
+// cfgChange is one config write: from at on, the config asks for level.
+type cfgChange struct {
+	at    time.Time
+	level int
+}
+
+// upgradeStream is the PCG stream of the upgrade choices (fresh lock, all
+// flags at once), apart from the seed's main stream.
+const upgradeStream = 0x757067726164 // "upgrad"
 
 // seedState commits an empty state at schema (the lock's starting point).
 func (s *sim) seedState(schema int) {
@@ -73,6 +102,9 @@ func (s *sim) writeConfig(level int) {
 	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t}`,
 		s.cfg.MaxHolders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6)
 	s.cfgLevel.Store(int32(level))
+	s.cfgMu.Lock()
+	s.cfgChanges = append(s.cfgChanges, cfgChange{at: time.Now(), level: level})
+	s.cfgMu.Unlock()
 	if _, err := s.em.PutFile(owner, lockRepo, "main", configPath, []byte(cfg)); err != nil {
 		s.tb.Fatalf("sim: write config: %v", err)
 	}

@@ -146,10 +146,15 @@ func (s *sim) runJob(j *job) {
 	s.collect(j, true)
 	j.mu.Lock()
 	j.waitEnded = time.Now()
-	if err != nil && ctx.Err() == nil && !j.dead.Load() && len(j.outputs[len(j.outputs)-1]) == 0 {
-		// Ended by itself with an error and no outputs: the audit proves
-		// its admission is not in the state (a lost write response must be
-		// decided by the next read, or reported as admission-unknown).
+	if err != nil {
+		j.acquireReason = lockaction.ReasonCode(err)
+	}
+	if out := j.outputs[len(j.outputs)-1]; err != nil && ctx.Err() == nil && !j.dead.Load() && !typedAdmissionResult[out["admission-result"]] {
+		// Ended by itself with an error that no typed refusal reported
+		// (acquired=false with the reason code as admission-result): the
+		// audit proves its admission is not in the state (a lost write
+		// response must be decided by the next read, or reported as
+		// admission-unknown).
 		j.silentFailAt = j.waitEnded
 	}
 	j.mu.Unlock()
@@ -193,6 +198,14 @@ func (s *sim) runJob(j *job) {
 		_ = acquire.Run(context.Background(), s.deps(j, "post", penv, &lockaction.Signals{}))
 		s.collect(j, false)
 	}
+}
+
+// typedAdmissionResult are the admission-result values of the typed
+// refusals (docs/actions.md), each with its own cleanup contract; any other
+// failure reports its reason code there and must hold no admission.
+var typedAdmissionResult = map[string]bool{
+	"acquired": true, "timeout": true, "account-blocked": true, "account-blocked-cleanup-failed": true,
+	"superseded": true, "pr-head-check-failed": true, "pr-head-cleanup-failed": true, "admission-unknown": true,
 }
 
 func (j *job) reset() {

@@ -147,7 +147,7 @@ func (s *sim) startScenario(j *job, long bool, minSchema int) {
 func (s *sim) schemaReady(min int) bool {
 	st := s.currentState()
 	if st == nil {
-		return false
+		st = lockstate.Empty(lockName) // a brand-new lock: no state file yet
 	}
 	if st.SchemaVersion >= min {
 		return true

@@ -66,6 +66,10 @@ type Report struct {
 	// clock (a liveness/handoff degradation, not a safety violation).
 	EarlyCooldowns int
 	MaxOvertaken   int
+	// Upgrades counts the schema upgrades written; MaxUpgradeLag is the
+	// longest time from "nothing left to drain" to the upgrade's commit.
+	Upgrades      int
+	MaxUpgradeLag time.Duration
 	// Digest summarizes the committed history (reservation IDs, which are
 	// random UUIDs, normalized): equal digests mean an identical replay.
 	Digest string
@@ -112,6 +116,9 @@ type sim struct {
 	wg          sync.WaitGroup
 	nextRes     atomic.Int64
 	cfgLevel    atomic.Int32 // the schema level the operator's config asks for
+	// cfgChanges is every config write, in order (the drain audit).
+	cfgChanges []cfgChange
+	cfgMu      sync.Mutex
 }
 
 func (s *sim) intn(n int) int {

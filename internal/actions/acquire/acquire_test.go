@@ -81,7 +81,7 @@ func TestInputValidationHappensBeforeAnyRequest(t *testing.T) {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.want)
 				assert.Zero(t, w.Em.Metrics().Requests, "no request before validation passes")
-				assert.Empty(t, j.Outputs())
+				assertNotAcquired(t, j, "")
 			})
 		})
 	}
@@ -99,11 +99,11 @@ func TestConfigRequirementsAreCheckedBeforeAnyStateAccess(t *testing.T) {
 			assert.NotContains(t, r.Path, "lock-state")
 			assert.NotContains(t, r.Path, actiontest.StatePath)
 		}
-		assert.Empty(t, j.Outputs())
+		assertNotAcquired(t, j, "config-requirement")
 	})
 }
 
-func TestInvalidStateFailsWithoutOutputs(t *testing.T) {
+func TestInvalidStateFailsWithAcquiredFalse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := actiontest.NewWorld(t, "")
 		require.NoError(t, w.Em.CreateBranch(actiontest.Owner, actiontest.LockRepo, "lock-state", "main"))
@@ -111,7 +111,7 @@ func TestInvalidStateFailsWithoutOutputs(t *testing.T) {
 		require.NoError(t, err)
 		j := w.NewJob("build", "runner-1")
 		require.Error(t, run(context.Background(), j))
-		assert.Empty(t, j.Outputs())
+		assertNotAcquired(t, j, "lock-mismatch")
 		assert.Zero(t, w.Puts())
 	})
 }

@@ -111,7 +111,8 @@ func TestIdentityInputsAreValidatedBeforeAnyRequest(t *testing.T) {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.input)
 				assert.Equal(t, int64(0), w.Em.Metrics().Requests, "refused before any request")
-				assert.Empty(t, j.Outputs(), "no partial output set")
+				assertNotAcquired(t, j, "")
+				assert.Empty(t, j.Outputs()["holder-id"], "an untrusted holder id is not written")
 
 				require.Error(t, release.Run(context.Background(), j.Deps()), "release refuses the same input")
 				assert.Equal(t, int64(0), w.Em.Metrics().Requests)

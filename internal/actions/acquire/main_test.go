@@ -11,6 +11,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestMain generates the App key once for the whole binary.
@@ -52,3 +53,17 @@ func emptyState() *lockstate.State { return lockstate.Empty(actiontest.Lock) }
 
 // releaseRun is one release step of j.
 func releaseRun(ctx context.Context, j *actiontest.Job) error { return release.Run(ctx, j.Deps()) }
+
+// assertNotAcquired checks the output set of an acquire that failed before
+// admission: acquired is exactly false (the cleanup gate's "no seat was
+// taken"), and admission-result is code ("" accepts any non-empty code).
+func assertNotAcquired(t *testing.T, j *actiontest.Job, code string) {
+	t.Helper()
+	out := j.Outputs()
+	assert.Equal(t, "false", out["acquired"], "outputs %v", out)
+	if code == "" {
+		assert.NotEmpty(t, out["admission-result"])
+	} else {
+		assert.Equal(t, code, out["admission-result"])
+	}
+}

@@ -1,6 +1,7 @@
 package acquire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -84,8 +86,31 @@ func (q *acquirer) report(o outcome) error {
 		{OutputFencingToken, fencing},
 	}
 	err := q.a.SetOutputs(outs)
+	q.reported = true
 	q.summary(o, wait)
 	return err
+}
+
+// resultCancelled is the admission-result of an acquire cancelled by the
+// runner (SIGINT, SIGTERM) before it held a seat.
+const resultCancelled = "cancelled"
+
+// reportFailure writes the output set of a failure that no typed refusal
+// reported: acquired=false, and the failure's stable reason code (the
+// ::error title's) as admission-result, so the cleanup gate reads "no
+// seat was taken" instead of finding acquired empty. Values that could
+// not be trusted (a holder id that failed its output check) stay empty.
+func (q *acquirer) reportFailure(ctx context.Context, err error) {
+	result := lockaction.ReasonCode(err)
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		result = resultCancelled
+	case result == "":
+		result = "failed"
+	}
+	if werr := q.report(outcome{result: result}); werr != nil {
+		q.a.Warning("Could not write the outputs of the failed acquire: " + werr.Error())
+	}
 }
 
 // summary appends the job summary table; a missing GITHUB_STEP_SUMMARY

@@ -28,9 +28,12 @@ const (
 
 // Run is the acquire binary: acquire, acquire-with-cleanup (main step) or
 // post-cleanup, by BUILD_LOCK_MODE. It returns nil when the lock is held
-// (or, for post-cleanup, always). A refusal with a typed admission-result
-// writes every output before returning its error; other failures and
-// cancellation write none.
+// (or, for post-cleanup, always). Every other exit of an acquire step
+// writes the whole output set with acquired=false (the licensed steps,
+// guarded on acquired == 'true', do not run, and the cleanup gate reads
+// "no seat was taken"): a refusal with its typed admission-result, any
+// other failure with its reason code as admission-result, cancellation
+// with "cancelled". Only a process killed outright writes nothing.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
 		return errors.New("acquire: nil context")
@@ -48,22 +51,33 @@ func Run(ctx context.Context, deps Deps) error {
 	default:
 		return fmt.Errorf("acquire: unknown %s %q; expected %s, %s or %s", EnvMode, actionio.OneLine(mode), ModeAcquire, ModeAcquireWithCleanup, ModePostCleanup)
 	}
-	s, err := readSettings(a, d)
+	q := &acquirer{d: d, a: a, register: register, started: d.Clock.Now()}
+	err := q.main(ctx)
+	if err != nil && !q.reported {
+		q.reportFailure(ctx, err)
+	}
+	return err
+}
+
+// main reads the settings and runs the acquire.
+func (q *acquirer) main(ctx context.Context) error {
+	s, err := readSettings(q.a, q.d)
 	if err != nil {
 		return err
 	}
-	q := &acquirer{d: d, a: a, s: s, register: register, started: d.Clock.Now()}
-	q.id = lockaction.Identity(a, s.target, s.suffix, s.runnerID, "", q.started)
+	q.s = s
+	q.id = lockaction.Identity(q.a, s.target, s.suffix, s.runnerID, "", q.started)
 	// Every output that comes from inputs or the environment is checked
 	// before any request: a refusal after the seat is taken would leave a
 	// held seat with no outputs to release it by.
 	if err := actionio.CheckOutput(OutputHolderID, q.id.HolderID); err != nil {
+		q.id.HolderID = ""
 		return err
 	}
 	if s.prErr != nil {
 		return q.refuse(ctx, resultPRHeadCheckFailed, nil, fmt.Errorf("verify the pull request head: %w", s.prErr))
 	}
-	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+	creds, err := lockaction.ParseAppCredentials(q.a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
 	if err != nil {
 		return err
 	}
@@ -114,6 +128,8 @@ type acquirer struct {
 	consumedQuarantine *lockstate.Reservation
 	registered         bool
 	cleanupAttempted   bool
+	// reported: the output set was written (report).
+	reported bool
 	// timedOut: the timeout was reported (outputs and cleanup done).
 	timedOut bool
 	// conflictStreak counts consecutive writes that lost every CAS round;

@@ -293,3 +293,21 @@ func TestRunnerIDRequiredFromSchema3(t *testing.T) {
 		assert.Empty(t, j.Outputs())
 	})
 }
+
+// TestNoopReleaseCreatesNoBranch: the always() release of a job that never
+// acquired, on a brand-new lock, finds nothing and writes nothing, and
+// leaves no lock-state branch behind.
+func TestNoopReleaseCreatesNoBranch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		j := w.NewJob("build", "runner-1")
+		require.NoError(t, release.Run(context.Background(), j.Deps()))
+		assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
+		_, ok := w.Em.BranchHead(actiontest.Owner, actiontest.LockRepo, "lock-state")
+		assert.False(t, ok, "a no-op release created the lock-state branch")
+		assert.Zero(t, w.Puts())
+		for _, r := range w.Em.Metrics().Log {
+			assert.NotContains(t, r.Path, "/git/refs", "no branch creation")
+		}
+	})
+}

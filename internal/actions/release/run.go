@@ -98,8 +98,11 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 			return err
 		}
 	}
+	// The branch is checked, not created: a release that finds nothing to
+	// release writes nothing, so a first no-op release of a brand-new lock
+	// leaves no lock-state branch behind (a write creates it: store.Update).
 	verified := true
-	if err := branchStore.EnsureBranch(ctx); err != nil {
+	if _, err := branchStore.BranchExists(ctx); err != nil {
 		if !unrecorded(err) {
 			return err
 		}
