@@ -60,10 +60,10 @@ type job struct {
 	// (lockaction.ReasonCode), "" when it succeeded.
 	acquireReason string
 	token         string
-	waitEnded    time.Time
-	ended        time.Time
-	outputs      []map[string]string
-	summaries    []string
+	waitEnded     time.Time
+	ended         time.Time
+	outputs       []map[string]string
+	summaries     []string
 }
 
 func (j *job) holderID() string {
