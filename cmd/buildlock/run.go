@@ -18,7 +18,9 @@ commands:
   bench      measure the demo workload: API requests per admission, 304 share, handoff gap (make bench)
   emulator   serve the GitHub emulator over HTTP and print its connection details as one JSON line
   status     show holders, queue, reservations and the incident of one lock (table|json|markdown)
+  init       write a new lock's config (and caller policy) into a lock repository and print the remaining steps
   doctor     check a lock repository's installation: Apps, permissions, branches, configs, reaper
+  upgrade    show a lock's pending schema upgrade: what it waits for, who holds and waits, and from which client
   policy     policy check [path]: the organization's workflow policy on a local checkout (docs/enrollment.md)
   history    verify every past state of a lock (history verify) and report seat demand with a what-if replay (history report)
   version    print the version
@@ -42,8 +44,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runEmulator(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = runStatus(ctx, args[1:], stdout, stderr)
+	case "init":
+		err = runInit(ctx, args[1:], stdout, stderr)
 	case "doctor":
 		err = runDoctor(ctx, args[1:], stdout, stderr)
+	case "upgrade":
+		err = runUpgrade(ctx, args[1:], stdout, stderr)
 	case "policy":
 		err = runPolicy(ctx, args[1:], stdout, stderr)
 	case "history":

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
@@ -47,47 +49,73 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer, deps statusDeps) error {
-	fs := flag.NewFlagSet("buildlock status", flag.ContinueOnError)
+	r, err := parseLockRead("status", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON, lockview.FormatMarkdown})
+	if err != nil {
+		return err
+	}
+	snap, cfg, clk, err := r.read(ctx, stderr, deps)
+	if err != nil {
+		return err
+	}
+	view := lockview.Build(snap.State, lockview.Options{Repository: r.repo, Branch: r.branch, Config: cfg, Now: clk.Now()})
+	return lockview.Render(stdout, view, r.format)
+}
+
+// lockRead is the command line of a command that reads one lock's state and
+// config with a token (status, upgrade).
+type lockRead struct {
+	repo, lock, branch, format, tokenEnv string
+}
+
+// parseLockRead parses the flags `buildlock <name>` shares with status.
+func parseLockRead(name string, args []string, stderr io.Writer, formats []string) (lockRead, error) {
+	var r lockRead
+	fs := flag.NewFlagSet("buildlock "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	repo := fs.String("repo", "", "lock repository OWNER/REPO (required)")
-	lock := fs.String("lock", "", "lock name (required)")
-	branch := fs.String("branch", store.DefaultBranch, "branch that carries lock state")
-	format := fs.String("format", lockview.FormatTable, "output format: table, json or markdown")
-	tokenEnv := fs.String("token-env", "GITHUB_TOKEN", "environment variable holding a token with contents: read")
+	fs.StringVar(&r.repo, "repo", "", "lock repository OWNER/REPO (required)")
+	fs.StringVar(&r.lock, "lock", "", "lock name (required)")
+	fs.StringVar(&r.branch, "branch", store.DefaultBranch, "branch that carries lock state")
+	fs.StringVar(&r.format, "format", lockview.FormatTable, "output format: "+strings.Join(formats, ", "))
+	fs.StringVar(&r.tokenEnv, "token-env", "GITHUB_TOKEN", "environment variable holding a token with contents: read")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: buildlock status --repo OWNER/REPO --lock NAME [--branch lock-state] [--format table|json|markdown] [--token-env GITHUB_TOKEN]")
+		fmt.Fprintf(fs.Output(), "usage: buildlock %s --repo OWNER/REPO --lock NAME [--branch lock-state] [--format %s] [--token-env GITHUB_TOKEN]\n", name, strings.Join(formats, "|"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return r, err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return r, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	usage := func(format string, a ...any) error {
 		msg := fmt.Sprintf(format, a...)
-		fmt.Fprintln(stderr, "buildlock status:", msg)
+		fmt.Fprintf(stderr, "buildlock %s: %s\n", name, msg)
 		return fmt.Errorf("%w: %s", errUsage, msg)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usage("unexpected arguments %q", fs.Args())
-	case !statusRepoRE.MatchString(*repo):
-		return usage("--repo must be OWNER/REPO, got %q", *repo)
-	case *lock == "":
-		return usage("--lock is required")
-	case *format != lockview.FormatTable && *format != lockview.FormatJSON && *format != lockview.FormatMarkdown:
-		return usage("--format must be table, json or markdown, got %q", *format)
-	case !statusEnvNames.MatchString(*tokenEnv):
-		return usage("--token-env must name an environment variable")
+		return r, usage("unexpected arguments %q", fs.Args())
+	case !statusRepoRE.MatchString(r.repo):
+		return r, usage("--repo must be OWNER/REPO, got %q", r.repo)
+	case r.lock == "":
+		return r, usage("--lock is required")
+	case !slices.Contains(formats, r.format):
+		return r, usage("--format must be one of %s, got %q", strings.Join(formats, ", "), r.format)
+	case !statusEnvNames.MatchString(r.tokenEnv):
+		return r, usage("--token-env must name an environment variable")
 	}
+	return r, nil
+}
+
+// read loads the lock's committed state and its config.
+func (r lockRead) read(ctx context.Context, stderr io.Writer, deps statusDeps) (store.Snapshot, lockstate.Config, clock.Clock, error) {
 	getenv := deps.getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	token := strings.TrimSpace(getenv(*tokenEnv))
+	token := strings.TrimSpace(getenv(r.tokenEnv))
 	if token == "" {
-		return fmt.Errorf("no token: set %s (contents: read on %s) or choose another variable with --token-env", *tokenEnv, *repo)
+		return store.Snapshot{}, lockstate.Config{}, nil, fmt.Errorf("no token: set %s (contents: read on %s) or choose another variable with --token-env", r.tokenEnv, r.repo)
 	}
 	clk := deps.clock
 	if clk == nil {
@@ -96,25 +124,47 @@ func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	gh, err := ghclient.New(ctx, ghclient.Config{APIURL: getenv("GITHUB_API_URL"), Token: token, Transport: deps.transport, Clock: clk,
 		Warn: func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }})
 	if err != nil {
-		return err
+		return store.Snapshot{}, lockstate.Config{}, nil, err
 	}
-	owner, name, _ := strings.Cut(*repo, "/")
-	st, err := store.New(store.Options{Client: gh, Owner: owner, Repo: name, Branch: *branch, Lock: *lock,
+	owner, name, _ := strings.Cut(r.repo, "/")
+	st, err := store.New(store.Options{Client: gh, Owner: owner, Repo: name, Branch: r.branch, Lock: r.lock,
 		ServerURL: getenv("GITHUB_SERVER_URL"), Clock: clk})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return store.Snapshot{}, lockstate.Config{}, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	snap, err := st.Load(ctx)
 	if err != nil {
-		return fmt.Errorf("read %s of %s on %s: %w", st.StatePath(), *repo, *branch, err)
+		return store.Snapshot{}, lockstate.Config{}, nil, fmt.Errorf("read %s of %s on %s: %w", st.StatePath(), r.repo, r.branch, err)
 	}
 	cfg, warnings, err := st.LoadConfig(ctx)
 	if err != nil {
-		return err
+		return store.Snapshot{}, lockstate.Config{}, nil, err
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
-	view := lockview.Build(snap.State, lockview.Options{Repository: *repo, Branch: *branch, Config: cfg, Now: clk.Now()})
-	return lockview.Render(stdout, view, *format)
+	return snap, cfg, clk, nil
+}
+
+// runUpgrade implements `buildlock upgrade --repo OWNER/REPO --lock NAME`:
+// the lock's pending schema upgrade (the schema its config asks for above
+// the state's), what the drain still waits for (holders, cooldowns,
+// quarantines with their recover command, the incident, queued jobs without
+// a runner id), who holds and waits and from which client as far as their
+// fields tell, and what to do about clients that do not pause
+// (docs/upgrading.md). It only reads.
+func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return upgradeCommand(ctx, args, stdout, stderr, statusDeps{getenv: os.Getenv})
+}
+
+func upgradeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, deps statusDeps) error {
+	r, err := parseLockRead("upgrade", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON})
+	if err != nil {
+		return err
+	}
+	snap, cfg, clk, err := r.read(ctx, stderr, deps)
+	if err != nil {
+		return err
+	}
+	return lockview.RenderUpgrade(stdout, lockview.BuildUpgrade(snap.State, cfg, r.repo, clk.Now()), r.format)
 }

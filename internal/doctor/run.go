@@ -244,8 +244,12 @@ func (d *run) repository(ctx context.Context) {
 	})
 	switch {
 	case notFound(err):
-		d.add(fail(CheckStateBranch, fmt.Sprintf("Create it from the default branch: git push origin %s:refs/heads/%s (the first acquire also creates it, but protect it first).", def, d.o.StateBranch),
-			"the state branch %s does not exist", d.o.StateBranch))
+		// A brand-new lock repository: the first state write creates the
+		// branch from the default branch's head (store.Update). A ruleset
+		// protects a branch name before the branch exists (GitHub's "Get
+		// rules for a branch": "The branch does not need to exist"), which
+		// the next check reads.
+		d.add(pass(CheckStateBranch, "the state branch %s does not exist yet; the first acquire creates it (protected from its first commit by the ruleset checked next)", d.o.StateBranch))
 	case err != nil:
 		d.add(fail(CheckStateBranch, "Check the writer App's contents permission.", "cannot read the state branch %s: %v", d.o.StateBranch, err))
 	default:

@@ -144,6 +144,19 @@ func actionRoot(a *actionio.IO) string {
 	return filepath.Clean(filepath.Join(p, "..", "..", ".."))
 }
 
+// ValidateLockName refuses a lock name that is not 1-80 characters of
+// A-Z a-z 0-9 . _ - (lock-name-pattern), or that names one of the
+// repository's own locks/ files (lock-name-reserved).
+func ValidateLockName(lock string) error {
+	if !lockNameRE.MatchString(lock) || lock == "." || lock == ".." || strings.Contains(lock, "..") {
+		return refuse("lock-name-pattern", "lock-name must be 1-80 characters of A-Z a-z 0-9 . _ - without \"..\"")
+	}
+	if reason := ReservedLockName(lock); reason != "" {
+		return refuse("lock-name-reserved", "lock-name %q is reserved: %s", lock, reason)
+	}
+	return nil
+}
+
 // ParseTarget validates lock-name, lock-repository and state-branch and the
 // runner's URLs, and authorizes the calling repository against the lock
 // repository. It reads no credential and sends no request.
@@ -152,11 +165,8 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	if !lockNameRE.MatchString(lock) || lock == "." || lock == ".." || strings.Contains(lock, "..") {
-		return Target{}, refuse("lock-name-pattern", "lock-name must be 1-80 characters of A-Z a-z 0-9 . _ - without \"..\"")
-	}
-	if reason := ReservedLockName(lock); reason != "" {
-		return Target{}, refuse("lock-name-reserved", "lock-name %q is reserved: %s", lock, reason)
+	if err := ValidateLockName(lock); err != nil {
+		return Target{}, err
 	}
 	repo := strings.TrimSpace(a.Input("lock-repository"))
 	if repo == "" {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -78,7 +79,7 @@ func (s *sim) auditUpgrades(rep *Report, hist []emulator.Version, states []*lock
 			}
 			cfg := s.configAt(level)
 			up := lockstate.PlanUpgrade(st, cfg, r)
-			if !up.Ready() || !s.ourJobWaits(st, r.Add(drainBound)) {
+			if !up.Ready() || !s.ourJobWaits(st, r, r.Add(drainBound)) {
 				continue
 			}
 			at, ok := written(r.Add(-time.Nanosecond), level)
@@ -119,20 +120,25 @@ func (s *sim) configAt(level int) lockstate.Config {
 	return c
 }
 
-// ourJobWaits reports whether a live job of this suite is queued in st and
-// still waiting at until (it neither got a seat nor gave up before).
-func (s *sim) ourJobWaits(st *lockstate.State, until time.Time) bool {
+// ourJobWaits reports whether a live job of this suite that had started by
+// at is queued in st (its own attempt's entry) and still waiting at until
+// (it neither got a seat nor gave up before). A rerun shares its holder id
+// with earlier attempts, so the attempt must match.
+func (s *sim) ourJobWaits(st *lockstate.State, at, until time.Time) bool {
 	queued := map[string]bool{}
 	for _, e := range st.Queue {
-		queued[e.HolderID] = true
+		queued[e.HolderID+"@"+e.RunAttempt] = true
 	}
 	for _, j := range s.jobs {
-		if j.oldCli || j.dead.Load() || !queued[j.holderID()] {
+		if j.oldCli || j.dead.Load() || !queued[j.holderID()+"@"+strconv.Itoa(j.attempt)] {
 			continue
 		}
 		j.mu.Lock()
-		ended := j.waitEnded
+		started, ended := j.clk.start, j.waitEnded
 		j.mu.Unlock()
+		if started.IsZero() || started.After(at) {
+			continue
+		}
 		if ended.IsZero() || ended.After(until) {
 			return true
 		}

@@ -149,7 +149,7 @@ func TestWaitingSaysWhatFreesAQuarantinedSeat(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, "false", b.Outputs()["acquired"])
 		log := b.Out.String()
-		want := "gh workflow run recover-build-lock.yml -R acme/build-lock -f operation=recover -f reservation-id=" + id + " -f resource-safe=true"
+		want := "gh workflow run recover-build-lock.yml --repo acme/build-lock -f operation=recover -f reservation-id=" + id + " -f resource-safe=true"
 		assert.Contains(t, log, want)
 		assert.GreaterOrEqual(t, strings.Count(log, want), 3, "repeated every few minutes over 10 minutes")
 		assert.Contains(t, b.Summary(), "Blocked by")

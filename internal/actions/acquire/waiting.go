@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 )
 
 // The wait log's rhythm: the position line at most once a minute (or when
@@ -111,8 +112,8 @@ func (q *acquirer) waitBlocker(s *lockstate.State, u *lockstate.Upgrade) string 
 	if len(quarantines) > 0 {
 		b.WriteString(" A quarantine never ends by itself: a job on its runner reclaims it, or an operator who has checked in the Unity portal that the seat's activation was returned recovers it:")
 		for _, r := range quarantines {
-			fmt.Fprintf(&b, " gh workflow run recover-build-lock.yml -R %s -f operation=recover -f reservation-id=%s -f resource-safe=true (runner %s, %s, %s);",
-				q.s.target.Repository(), r.ReservationID, r.RunnerID, r.Reason, r.RunURL)
+			fmt.Fprintf(&b, " %s (runner %s, %s, %s);",
+				lockview.RecoverQuarantineCommand(r.ReservationID, q.s.target.Repository()), r.RunnerID, r.Reason, r.RunURL)
 		}
 		b.WriteString(" see docs/recovery.md.")
 	}
