@@ -37,8 +37,8 @@ const (
 
 // Paths of the files init writes or checks, relative to the repository root.
 const (
-	PolicyPath         = "locks/policy.json"
-	ReaperWorkflowPath = ".github/workflows/reap-stale-locks.yml"
+	PolicyPath          = "locks/policy.json"
+	ReaperWorkflowPath  = ".github/workflows/reap-stale-locks.yml"
 	RecoverWorkflowPath = ".github/workflows/recover-build-lock.yml"
 )
 

@@ -41,8 +41,8 @@ func TestOptionsValidateListsEveryProblem(t *testing.T) {
 func fakeRepo(t *testing.T) string {
 	dir := t.TempDir()
 	for path, content := range map[string]string{
-		lockinit.ReaperWorkflowPath:                   "jobs:\n  reap:\n    steps:\n      - uses: ./.github/actions/reap-stale-locks\n",
-		lockinit.RecoverWorkflowPath:                  "jobs:\n  recover:\n    steps:\n      - uses: ./.github/actions/recover-build-lock\n",
+		lockinit.ReaperWorkflowPath:                     "jobs:\n  reap:\n    steps:\n      - uses: ./.github/actions/reap-stale-locks\n",
+		lockinit.RecoverWorkflowPath:                    "jobs:\n  recover:\n    steps:\n      - uses: ./.github/actions/recover-build-lock\n",
 		".github/actions/reap-stale-locks/action.yml":   "name: reap\n",
 		".github/actions/recover-build-lock/action.yml": "name: recover\n",
 	} {

@@ -60,7 +60,7 @@ func NextSteps(o Options, files []string) string {
 		"     gh api repos/%[1]s/rulesets --method POST --input - <<'JSON'\n     %[2]s\nJSON\n"+
 		"     gh api repos/%[1]s/rulesets --method POST --input - <<'JSON'\n     %[3]s\nJSON",
 		repo, StateBranchRuleset, DefaultBranchRuleset)
-	p("Keep the reaper enabled (Actions -> Reap stale build locks); GitHub disables scheduled workflows of a public\n"+
+	p("Keep the reaper enabled (Actions -> Reap stale build locks); GitHub disables scheduled workflows of a public\n" +
 		"   repository after 60 days without activity.")
 	p("Check everything (it only reads, and prints the fix of every failed check):\n"+
 		"     export BUILD_LOCK_APP_ID=<writer App id> BUILD_LOCK_APP_PRIVATE_KEY=\"$(cat writer.private-key.pem)\"\n"+

@@ -70,7 +70,7 @@ type UpgradeView struct {
 	Blockers   []UpgradeBlocker `json:"blockers"`
 	// OtherClients counts holders and waiters without this suite's fields:
 	// reference clients do not pause for an upgrade (docs/upgrading.md).
-	OtherClients int `json:"otherClients"`
+	OtherClients int      `json:"otherClients"`
 	Advice       []string `json:"advice"`
 }
 
