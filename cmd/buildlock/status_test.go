@@ -165,3 +165,28 @@ func TestStatusUsage(t *testing.T) {
 	// The production entry point rejects flags before touching anything.
 	assert.ErrorIs(t, runStatus(context.Background(), []string{"--repo", "a/b", "--lock", "x", "--format", "yaml"}, &bytes.Buffer{}, &bytes.Buffer{}), errUsage)
 }
+
+// TestUpgradeCommand: the status fixture's schema-5 lock with a config that
+// now asks for fencedAdmission: buildlock upgrade says it drains, and for
+// what; bad flags are usage errors.
+func TestUpgradeCommand(t *testing.T) {
+	t.Parallel()
+	f := newStatusFixture(t)
+	f.putState(t, statusState(t))
+	_, err := f.em.PutFile(statusOwner, statusRepo, "main", "locks/"+statusLock+".config.json",
+		[]byte(`{"maxHolders": 4, "runnerSerialization": true, "resourceLifecycle": true, "accountHealth": true, "fencedAdmission": true}`))
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	deps := statusDeps{getenv: func(k string) string { return f.env[k] }, transport: f.em.Transport(), clock: f.clk}
+	err = upgradeCommand(context.Background(), []string{"--repo", statusOwner + "/" + statusRepo, "--lock", statusLock, "--token-env", "LOCK_READER_TOKEN"}, &out, &errOut, deps)
+	require.NoError(t, err, errOut.String())
+	text := out.String()
+	assert.Contains(t, text, "Lock unity-seats: schema 5; the config asks for schema 6 (fencedAdmission). Draining")
+	assert.Contains(t, text, "holders left: 2")
+	assert.Contains(t, text, "incident")
+	assert.NotContains(t, text, statusToken)
+	for _, args := range [][]string{{}, {"--repo", "x"}, {"--repo", "a/b"}, {"--repo", "a/b", "--lock", "l", "--format", "markdown"}} {
+		err := upgradeCommand(context.Background(), args, &out, &errOut, deps)
+		assert.True(t, errors.Is(err, errUsage), "%v: %v", args, err)
+	}
+}
