@@ -14,6 +14,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockinit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -113,11 +114,23 @@ func TestUpgradeDrainsWhileJobsWait(t *testing.T) {
 }
 
 // TestFreshLockAdmitsTheREADMEInputs: a lock with no state file whose
-// config is the shipped example (serialization, lifecycle and account
-// health at once) admits the README's consumer inputs (a runner id and
-// require-resource-lifecycle) on its first acquire, at schema 5, and the
-// release succeeds.
+// config is what buildlock init writes (locks/example.config.json: every
+// protection, schema 6) admits the README's consumer inputs (a runner id
+// and require-resource-lifecycle) on its first acquire, at schema 6 with
+// fencing token 1, and the release succeeds; so does the older example
+// (serialization, lifecycle and account health at once: schema 5).
 func TestFreshLockAdmitsTheREADMEInputs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, string(lockinit.ConfigJSON(2)))
+		require.Zero(t, w.Versions(), "no state file yet")
+		j := w.NewJob("unity", "win-01").Input("require-resource-lifecycle", "true")
+		require.NoError(t, run(context.Background(), j), j.Out.String())
+		assert.Equal(t, "true", j.Outputs()["acquired"])
+		assert.Equal(t, "1", j.Outputs()["fencing-token"])
+		assert.Equal(t, 6, w.State().SchemaVersion)
+		require.NoError(t, releaseRun(context.Background(), j))
+		assert.Empty(t, w.State().Holders)
+	})
 	synctest.Test(t, func(t *testing.T) {
 		w := actiontest.NewWorld(t, `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":360}`)
 		require.Zero(t, w.Versions(), "no state file yet")
