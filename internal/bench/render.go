@@ -100,6 +100,21 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 		}
 		return fmt.Sprintf("%d / %d / %d", r.Waiter.Counts.Requests, r.Waiter.Counts.Charged, r.Waiter.Counts.WriteAttempts)
 	})
+	row("upgrade drains, min (schema: config change to upgrade)", "", func(r *Result) string {
+		if len(r.Upgrades) == 0 {
+			return "-"
+		}
+		var p []string
+		for _, u := range r.Upgrades {
+			if u.DrainS < 0 {
+				p = append(p, fmt.Sprintf("%d: never", u.Schema))
+				continue
+			}
+			p = append(p, fmt.Sprintf("%d: %.1f", u.Schema, u.DrainS/60))
+		}
+		return strings.Join(p, ", ")
+	})
+	row("failed jobs", "0", func(r *Result) string { return fmt.Sprint(r.FailedJobs) })
 	row("safety violations", "0", func(r *Result) string { return fmt.Sprint(len(r.Violations)) })
 	// The targets, in a fixed order.
 	var order []Target

@@ -64,6 +64,11 @@ type Workload struct {
 	// Handoff marks the workload the handoff-gap targets are judged on
 	// even when it is not the default set.
 	Handoff bool
+	// ConfigSteps are config changes while the workload runs (upgrade.go):
+	// the upgrade targets apply, the handoff targets do not (a drain keeps
+	// freed seats idle on purpose, and every release at schema >= 4 starts
+	// a cooldown).
+	ConfigSteps []ConfigStep
 }
 
 // safetyLimit ends a workload that has not finished after this much
@@ -190,6 +195,7 @@ func Workloads() []Workload {
 				}
 			},
 		},
+		upgradeWorkload(),
 	}
 }
 
@@ -245,6 +251,9 @@ func Run(t testing.TB, wl Workload, seed uint64) (*Result, error) {
 		}()
 	}
 	stopped := make(chan struct{})
+	if len(wl.ConfigSteps) > 0 {
+		go w.applyConfigSteps(wl.ConfigSteps, stopped)
+	}
 	if wl.StopAt > 0 {
 		go func() {
 			select {
@@ -485,6 +494,11 @@ type Result struct {
 	InstallChargedByKind map[string]int `json:"installation_charged_by_kind"`
 	Seeds                int            `json:"seeds"`
 
+	// Upgrades are the config steps of an upgrade workload and when each
+	// landed; FailedJobs counts jobs whose acquire or release failed.
+	Upgrades   []UpgradeStat `json:"upgrades,omitempty"`
+	FailedJobs int           `json:"failed_jobs"`
+
 	MaxHolders int      `json:"max_concurrent_holders"`
 	Violations []string `json:"violations"`
 	Targets    []Target `json:"targets"`
@@ -635,6 +649,14 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	}
 	if wl.Idle {
 		r.IdleAdmit = idleAdmission(jobs, byID, writerInst)
+	}
+	if len(wl.ConfigSteps) > 0 {
+		r.Upgrades = upgradeStats(w, wl.ConfigSteps, versions, rep.Admissions)
+	}
+	for _, j := range jobs {
+		if j.err != nil {
+			r.FailedJobs++
+		}
 	}
 	r.Targets = targets(wl, r)
 	return r
@@ -962,7 +984,7 @@ func targets(wl Workload, r *Result) []Target {
 	}
 	// A median of fewer than minHandoffs gaps says nothing; such a
 	// workload still reports its gaps, but is not judged on them.
-	if r.HandoffGap.N >= minHandoffs {
+	if r.HandoffGap.N >= minHandoffs && len(wl.ConfigSteps) == 0 {
 		le(TargetHandoffMedian, "handoff gap median (s)", "≤ 2 s", r.HandoffGap.MedianS, 2)
 		le(TargetHandoffP95, "handoff gap p95 (s)", "≤ 4 s", r.HandoffGap.P95S, 4)
 	}
@@ -993,6 +1015,9 @@ func targets(wl Workload, r *Result) []Target {
 	}
 	if wl.Queued > 0 && r.Admitted > 0 {
 		le(TargetSteadyWrites, fmt.Sprintf("%d queued: content writes per admitted job", wl.Queued), "≤ 2.0", r.WritesPerAdmission, 2)
+	}
+	if len(wl.ConfigSteps) > 0 {
+		upgradeTargets(r, le)
 	}
 	if wl.Queued > 0 {
 		le(TargetQueuedPeak, fmt.Sprintf("%d queued: peak requests/min (org-wide)", wl.Queued), "≤ 300/min", float64(r.PeakPerMin), 300)
