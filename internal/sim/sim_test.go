@@ -103,9 +103,10 @@ func runTier(t *testing.T, first uint64, n int) {
 	start := time.Now()
 	var mu sync.Mutex
 	tot := struct {
-		seeds, versions, requests, admissions, violations, failed, liveWaiters, liveResolved, early, maxOvertaken int64
-		faults                                                                                                    map[string]int64
-		schemas                                                                                                   map[int]int
+		seeds, versions, requests, admissions, violations, failed, liveWaiters, liveResolved, early, maxOvertaken, upgrades int64
+		maxUpgradeLag                                                                                                       time.Duration
+		faults                                                                                                              map[string]int64
+		schemas                                                                                                             map[int]int
 	}{faults: map[string]int64{}, schemas: map[int]int{}}
 	t.Run("seeds", func(t *testing.T) {
 		for i := range n {
@@ -124,6 +125,8 @@ func runTier(t *testing.T, first uint64, n int) {
 				tot.liveResolved += int64(rep.LiveResolved)
 				tot.early += int64(rep.EarlyCooldowns)
 				tot.maxOvertaken = max(tot.maxOvertaken, int64(rep.MaxOvertaken))
+				tot.upgrades += int64(rep.Upgrades)
+				tot.maxUpgradeLag = max(tot.maxUpgradeLag, rep.MaxUpgradeLag)
 				tot.schemas[rep.FinalSchema]++
 				if !rep.OK() {
 					tot.failed++
@@ -149,9 +152,10 @@ func runTier(t *testing.T, first uint64, n int) {
 		fmt.Fprintf(&b, "\n  %-40s %d", k, tot.faults[k])
 	}
 	t.Logf("simulation: seeds=%d (from %d) schedules=%d (final schemas %v) state-versions-checked=%d requests=%d admissions=%d violations=%d failed-seeds=%d wall=%s on %d CPUs\n"+
-		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\nfaults and events injected:%s",
+		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\n"+
+		"upgrades: written=%d, longest from nothing-left-to-drain to written (faults healed)=%s\nfaults and events injected:%s",
 		tot.seeds, first, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed, time.Since(start).Round(time.Second), runtime.NumCPU(),
-		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, b.String())
+		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, tot.upgrades, tot.maxUpgradeLag.Round(time.Second), b.String())
 }
 
 // progressEvery is how often (in seeds done) a tier prints its progress.
