@@ -58,8 +58,17 @@ type Stats struct {
 	Incidents          int `json:"incidents"`
 	IncidentRecoveries int `json:"incident_recoveries"`
 
-	Wait Dist `json:"wait"`
-	Hold Dist `json:"hold"`
+	// Wait is how long every job that waited in the window waited: an
+	// admitted job until its admission, a job that gave up (its own timeout
+	// or cancellation) until it left, and a job still queued at the end of
+	// the window so far. AdmittedWait is the admitted jobs' alone (what the
+	// what-if replay compares with), GaveUpWait the others'.
+	Wait         Dist `json:"wait"`
+	AdmittedWait Dist `json:"admitted_wait"`
+	GaveUpWait   Dist `json:"gave_up_wait"`
+	// StillWaiting counts jobs queued at the end of the window.
+	StillWaiting int  `json:"still_waiting"`
+	Hold         Dist `json:"hold"`
 	// Utilization is holder seat-time over seat capacity-time;
 	// ReservedShare is reservation seat-time (cooldowns and quarantines)
 	// over capacity-time.
@@ -103,6 +112,27 @@ type RepoStats struct {
 	GaveUp     int    `json:"gave_up"`
 	Wait       Dist   `json:"wait"`
 	Hold       Dist   `json:"hold"`
+}
+
+// lastQueued returns the state in force at until: the last step (or the
+// base) at or before it.
+func lastQueued(base *Step, steps []Step, until time.Time) *lockstate.State {
+	var out *lockstate.State
+	var prev time.Time
+	if base != nil && base.State != nil {
+		out, prev = base.State, stepTime(*base, time.Time{})
+	}
+	for _, s := range steps {
+		t := stepTime(s, prev)
+		prev = t
+		if t.After(until) {
+			break
+		}
+		if s.State != nil {
+			out = s.State
+		}
+	}
+	return out
 }
 
 // stepTime is when a step happened on the report's time axis: the state's
@@ -167,7 +197,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 		}
 		return repos[name]
 	}
-	var waits, holds []time.Duration
+	var waits, gaveUpWaits, holds []time.Duration
 	open := map[string]openHold{}
 	hours := map[time.Time]int{}
 	var busy, reserved, capacity float64
@@ -285,6 +315,13 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 			} else {
 				st.GaveUp++
 				repo(e.Repository).gaveUp++
+				left := s.Now
+				if left.IsZero() {
+					left = t
+				}
+				if q, ok := lockstate.ParseTime(e.QueuedAt); ok && left.After(q) {
+					gaveUpWaits = append(gaveUpWaits, left.Sub(q))
+				}
 			}
 		}
 		end := s.Now
@@ -340,7 +377,21 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	if capacity > 0 {
 		st.Utilization, st.ReservedShare = busy/capacity, reserved/capacity
 	}
-	st.Wait, st.Hold = NewDist(waits), NewDist(holds)
+	// Jobs still queued at the end of the window waited at least this long.
+	var stillWaits []time.Duration
+	if last != nil && !last.Time.After(st.To) {
+		if s := lastQueued(base, steps, st.To); s != nil {
+			for _, e := range s.Queue {
+				if q, ok := lockstate.ParseTime(e.QueuedAt); ok && st.To.After(q) {
+					stillWaits = append(stillWaits, st.To.Sub(q))
+				}
+			}
+			st.StillWaiting = len(s.Queue)
+		}
+	}
+	st.AdmittedWait, st.GaveUpWait = NewDist(waits), NewDist(gaveUpWaits)
+	st.Wait = NewDist(append(append(append([]time.Duration(nil), waits...), gaveUpWaits...), stillWaits...))
+	st.Hold = NewDist(holds)
 	for h, n := range hours {
 		st.AdmissionsPerHour = append(st.AdmissionsPerHour, HourCount{Hour: h, Admissions: n})
 	}

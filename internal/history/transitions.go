@@ -105,7 +105,10 @@ func newTrial(prev, next *lockstate.State, cfgs []lockstate.Config, in *Input, m
 	return &trial{prev: prev, next: next, want: want, d: d, cfgs: cfgs, nows: nowCandidates(d, next), in: in, message: message}, true
 }
 
-// matches reports whether out is the version (updatedAt aside).
+// matches reports whether out is the version (updatedAt aside). A writer
+// that does not know pendingRunnerId (the JavaScript reference, builds
+// before upgrades drained) drops it from every schema-2 entry on its
+// rewrite, so out is also accepted with those dropped.
 func (t *trial) matches(out *lockstate.State) bool {
 	if out == nil {
 		return false
@@ -113,6 +116,19 @@ func (t *trial) matches(out *lockstate.State) bool {
 	c := out.Clone()
 	c.UpdatedAt = t.next.UpdatedAt
 	b, err := lockstate.Encode(c)
+	if err == nil && bytes.Equal(b, t.want) {
+		return true
+	}
+	dropped := false
+	for i := range c.Queue {
+		if c.Queue[i].PendingRunnerID != "" {
+			c.Queue[i].PendingRunnerID, dropped = "", true
+		}
+	}
+	if !dropped {
+		return false
+	}
+	b, err = lockstate.Encode(c)
 	return err == nil && bytes.Equal(b, t.want)
 }
 

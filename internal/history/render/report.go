@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history"
@@ -60,7 +61,17 @@ func (l LockReport) Headline() string {
 		s += ", " + plural(l.Remaining, "commit") + " left for the next run"
 	}
 	if st := l.Stats; st != nil {
-		s += ", wait p50 " + dur(st.Wait.P50) + " / p95 " + dur(st.Wait.P95) + ", seat utilization " + pct(st.Utilization)
+		s += ", wait p50 " + dur(st.Wait.P50) + " / p95 " + dur(st.Wait.P95) + " (" + plural(st.Wait.Count, "waiting job")
+		if st.GaveUp > 0 {
+			s += ", " + fmt.Sprint(st.GaveUp) + " gave up"
+		}
+		if st.StillWaiting > 0 {
+			s += ", " + fmt.Sprint(st.StillWaiting) + " still waiting"
+		}
+		s += "), seats held by jobs " + pct(st.Utilization)
+		if st.ReservedShare > 0 {
+			s += " and by cooldowns or quarantines " + pct(st.ReservedShare)
+		}
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"time"
 )
 
 // SVG geometry.
@@ -106,10 +107,26 @@ func SVG(c Chart) string {
 	return b.String()
 }
 
+// tickCharWidth is the width one character of a 12-px tick label takes at
+// most (digits, '-' and ':' in the font stack), and tickGap the space kept
+// between two labels: labels are spaced by their own width so they never
+// overlap, whatever the number of bars or the time span.
+const (
+	tickCharWidth = 7.5
+	tickGap       = 12
+)
+
+// labelWidth is the width tick label s takes, at most.
+func labelWidth(s string) float64 { return float64(len([]rune(s)))*tickCharWidth + tickGap }
+
 func drawBars(b *strings.Builder, c Chart, y func(float64) float64, n int) {
 	slot := float64(plotW) / float64(n)
 	bw := slot * 0.8 / float64(len(c.Series))
-	step := max(1, (n+maxXTicks*2-1)/(maxXTicks*2))
+	widest := 0.0
+	for i := range n {
+		widest = math.Max(widest, labelWidth(label(c.Labels, i)))
+	}
+	step := max(1, int(math.Ceil(widest/slot)))
 	for i := range n {
 		x0 := float64(padL) + slot*float64(i) + slot*0.1
 		for si, s := range c.Series {
@@ -154,14 +171,31 @@ func drawLines(b *strings.Builder, c Chart, y func(float64) float64, n int) {
 		fmt.Fprintf(b, `<polyline class="series" fill="none" stroke=%q stroke-width="1.5"%s points=%q><title>%s</title></polyline>`,
 			color(si), dash, strings.TrimSpace(pts.String()), esc(s.Name))
 	}
-	ticks := min(maxXTicks, len(c.Times))
+	// Ticks are evenly spaced in time (not by point index, which crowds
+	// them where commits cluster), as many as fit side by side, and each
+	// label is printed once.
 	layout := "01-02 15:04"
-	if span < 86400 {
+	switch {
+	case span < 600:
+		layout = "15:04:05"
+	case span < 86400:
 		layout = "15:04"
 	}
+	if span <= 0 {
+		fmt.Fprintf(b, `<text class="x-tick" x="%.1f" y="%d" text-anchor="middle" fill=%q>%s</text>`, x(0), padT+plotH+16, axisColor, t0.UTC().Format(layout))
+		return
+	}
+	ticks := max(2, min(maxXTicks, int(float64(plotW)/labelWidth(t0.UTC().Format(layout)))+1))
+	prev := ""
 	for k := range ticks {
-		i := k * (len(c.Times) - 1) / max(ticks-1, 1)
-		fmt.Fprintf(b, `<text class="x-tick" x="%.1f" y="%d" text-anchor="middle" fill=%q>%s</text>`, x(i), padT+plotH+16, axisColor, c.Times[i].UTC().Format(layout))
+		at := t0.Add(time.Duration(float64(t1.Sub(t0)) * float64(k) / float64(ticks-1)))
+		text := at.UTC().Format(layout)
+		if text == prev {
+			continue
+		}
+		prev = text
+		fmt.Fprintf(b, `<text class="x-tick" x="%.1f" y="%d" text-anchor="middle" fill=%q>%s</text>`,
+			float64(padL)+float64(plotW)*float64(k)/float64(ticks-1), padT+plotH+16, axisColor, text)
 	}
 }
 
