@@ -36,7 +36,7 @@ func TestHeadlineCountsJobsThatGaveUp(t *testing.T) {
 	a, b := entry("2", t0.Add(time.Minute)), entry("3", t0.Add(10*time.Minute))
 	s0 := state(t0)
 	s1 := state(t0.Add(time.Minute), a)
-	s2 := state(t0.Add(8*time.Minute)) // a gave up after 7 minutes
+	s2 := state(t0.Add(8 * time.Minute)) // a gave up after 7 minutes
 	s3 := state(t0.Add(10*time.Minute), b)
 	step := func(prev, next *lockstate.State, kind history.Kind) history.Step {
 		at, _ := lockstate.ParseTime(next.UpdatedAt)
