@@ -151,14 +151,26 @@ func gateTyped(gate, acq, cls, rel *step) bool {
 		"released":                r + ".outputs.released",
 		"release-health":          r + ".outputs.resource-health",
 		"release-reason":          r + ".outputs.resource-reason",
-		"reservation-state":       r + ".outputs.reservation-state",
-		"reservation-id":          r + ".outputs.reservation-id",
-		"incident-id":             r + ".outputs.incident-id",
+	}
+	// Optional, as in the reference and the action: when given, bound to
+	// release's output of the same name.
+	optional := map[string]string{
+		"reservation-state": r + ".outputs.reservation-state",
+		"reservation-id":    r + ".outputs.reservation-id",
+		"incident-id":       r + ".outputs.incident-id",
 	}
 	for k, p := range want {
 		if !exprIsPath(gate.with[k], p) {
 			return false
 		}
 	}
-	return len(gate.with) == len(want)
+	for k, v := range gate.with {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		if p, ok := optional[k]; !ok || !exprIsPath(v, p) {
+			return false
+		}
+	}
+	return true
 }
