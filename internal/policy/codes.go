@@ -104,6 +104,10 @@ const (
 	UnsafeJobContainer Code = "unsafe-job-container"
 	// UnsafeNodeOptions: NODE_OPTIONS set where the lock actions run.
 	UnsafeNodeOptions Code = "unsafe-node-options"
+	// HolderIDSuffixCollision: two legs of a licensed matrix can acquire
+	// under one holder id (rendered holder-id-suffix values collide, the
+	// suffix omits an axis, or the matrix cannot be enumerated).
+	HolderIDSuffixCollision Code = "holder-id-suffix-collision"
 )
 
 // Rule 7: return, classify, release, gate: the job's last four steps.
@@ -288,6 +292,7 @@ var hints = map[Code]string{
 	JobScopedUnityCredential: "pass Unity credentials only in the env of licensed steps guarded on the acquire output",
 	UnsafeJobContainer:       "run the licensed and fallback jobs directly on the runner, without container or services",
 	UnsafeNodeOptions:        "remove NODE_OPTIONS from the licensed job",
+	HolderIDSuffixCollision:  "make holder-id-suffix name every matrix axis (${{ matrix.<axis> }}) so each leg acquires under its own holder id, over a literal matrix",
 
 	MissingUnityReturn:               "add the pinned return-unity-license step after the licensed steps",
 	UnityReturnNotAlways:             "guard return-unity-license with if: always() && steps.<acquire>.outputs.acquired == 'true'",

@@ -11,12 +11,23 @@ import (
 )
 
 // edit is one text replacement of the corpus consumer workflow; old must
-// occur exactly once.
-type edit struct{ old, new string }
+// occur exactly once (every occurrence, at least one, when all is set).
+type edit struct {
+	old, new string
+	all      bool
+}
+
+func once(old, new string) edit  { return edit{old: old, new: new} }
+func every(old, new string) edit { return edit{old: old, new: new, all: true} }
 
 func mutated(t *testing.T, base string, edits ...edit) string {
 	t.Helper()
 	for _, e := range edits {
+		if e.all {
+			require.Contains(t, base, e.old)
+			base = strings.ReplaceAll(base, e.old, e.new)
+			continue
+		}
 		require.Equal(t, 1, strings.Count(base, e.old), "edit text must occur exactly once:\n%s", e.old)
 		base = strings.Replace(base, e.old, e.new, 1)
 	}
@@ -63,14 +74,39 @@ func TestCleanupGateOptionalInputs(t *testing.T) {
 		incident = "          incident-id: ${{ steps.release.outputs.incident-id }}\n"
 	)
 	runParity(t, []parityCase{
-		{"all three omitted", []edit{{state + id + incident, ""}}, nil},
-		{"incident-id omitted", []edit{{incident, ""}}, nil},
-		{"reservation-id omitted", []edit{{id, ""}}, nil},
-		{"reservation-state bound elsewhere", []edit{{state, "          reservation-state: ${{ steps.release.outputs.released }}\n"}},
+		{"all three omitted", []edit{once(state+id+incident, "")}, nil},
+		{"incident-id omitted", []edit{once(incident, "")}, nil},
+		{"reservation-id omitted", []edit{once(id, "")}, nil},
+		{"reservation-state bound elsewhere", []edit{once(state, "          reservation-state: ${{ steps.release.outputs.released }}\n")},
 			[]policy.Code{policy.CleanupGateInputsNotTyped}},
-		{"incident-id a literal", []edit{{incident, "          incident-id: none\n"}}, []policy.Code{policy.CleanupGateInputsNotTyped}},
-		{"a required input omitted", []edit{{"          released: ${{ steps.release.outputs.released }}\n", ""}},
+		{"incident-id a literal", []edit{once(incident, "          incident-id: none\n")}, []policy.Code{policy.CleanupGateInputsNotTyped}},
+		{"a required input omitted", []edit{once("          released: ${{ steps.release.outputs.released }}\n", "")},
 			[]policy.Code{policy.CleanupGateInputsNotTyped}},
-		{"an unknown input", []edit{{incident, incident + "          extra: x\n"}}, []policy.Code{policy.CleanupGateInputsNotTyped}},
+		{"an unknown input", []edit{once(incident, incident+"          extra: x\n")}, []policy.Code{policy.CleanupGateInputsNotTyped}},
+	})
+}
+
+// TestHolderIDSuffixPerLeg: every leg of a licensed matrix acquires under
+// its own holder id (the reference requires the suffix to name every
+// axis of a static matrix and renders every leg's suffix, compared
+// without case).
+func TestHolderIDSuffixPerLeg(t *testing.T) {
+	t.Parallel()
+	const (
+		suffix  = "${{ matrix.unity-version }}-${{ matrix.test-mode }}"
+		matrix  = "        unity-version: [\"6000.0.40f1\"]\n        test-mode: [editmode, playmode, standalone]\n"
+		profile = "${{ matrix.test-mode == 'standalone' && 'StandaloneWindowsIl2Cpp' || 'EditorOnly' }}"
+	)
+	collision := []policy.Code{policy.HolderIDSuffixCollision}
+	runParity(t, []parityCase{
+		{"every axis, distinct legs", nil, nil},
+		{"an include that merges into a leg", []edit{every(matrix, matrix+"        include:\n          - test-mode: editmode\n            shard: one\n")}, nil},
+		{"an include leg differing only in case", []edit{every(matrix, matrix+"        include:\n          - unity-version: \"6000.0.40F1\"\n            test-mode: editmode\n")}, collision},
+		{"3.10 and 3.1 are one number", []edit{every("unity-version: [\"6000.0.40f1\"]", "unity-version: [3.1, 3.10]")}, collision},
+		{"the default suffix on a matrix", []edit{every("          holder-id-suffix: "+suffix+"\n", ""), once(":licensed:"+suffix, ":licensed:default")}, collision},
+		{"a suffix without matrix values", []edit{every(suffix, "unity")}, collision},
+		{"a dynamic matrix", []edit{every(matrix, "        include: ${{ fromJSON(vars.UNITY_MATRIX) }}\n"), once(profile, "EditorOnly")}, collision},
+		{"a suffix the audit cannot evaluate", []edit{every(suffix, "${{ format('{0}-{1}', matrix.unity-version, matrix.test-mode) }}")}, collision},
+		{"an object axis named by its properties", []edit{every("unity-version: [\"6000.0.40f1\"]", "unity-version: [{v: \"6000.0.40f1\"}, {v: \"6000.1.1f1\"}]"), every(suffix, "${{ matrix.unity-version.v }}-${{ matrix.test-mode }}"), every("unity-version: ${{ matrix.unity-version }}", "unity-version: ${{ matrix.unity-version.v }}")}, nil},
 	})
 }

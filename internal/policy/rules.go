@@ -75,6 +75,7 @@ func (a *analysis) licensedRules(l *job) {
 		return
 	}
 	a.activationRules(l, acq, ret)
+	a.holderSuffixRules(l, acq)
 	a.suffixRules(l, acq)
 	a.fallbackRules(l, acq)
 	a.aggregateRules(l)
