@@ -66,6 +66,7 @@ type step struct {
 
 	credential     bool // receives Unity credentials
 	activation     bool // can activate Unity
+	unityStart     bool // can start the Unity editor (unitystart.go)
 	marker         bool // Unity-shaped, review required
 	nodeOptions    bool
 	provisioning   bool // installs editors
@@ -431,6 +432,16 @@ func (s *step) inputFacts(env, with map[string]string) {
 			s.credential = true
 		}
 	}
+	for _, v := range env {
+		if editorPathOutRE.MatchString(v) {
+			s.unityStart = true // a script given the editor's path
+		}
+	}
+	for _, v := range with {
+		if editorPathOutRE.MatchString(v) {
+			s.unityStart = true
+		}
+	}
 }
 
 // scriptFacts merges what a run: script gives the step.
@@ -446,6 +457,9 @@ func (a *analysis) scriptFacts(s *step, run string) {
 		if activateRE.MatchString(run) {
 			s.activation = true
 		}
+	}
+	if startsUnity(run) {
+		s.unityStart, s.marker = true, true
 	}
 	if provisionRE.MatchString(run) {
 		s.provisioning = true

@@ -110,3 +110,24 @@ func TestHolderIDSuffixPerLeg(t *testing.T) {
 		{"an object axis named by its properties", []edit{every("unity-version: [\"6000.0.40f1\"]", "unity-version: [{v: \"6000.0.40f1\"}, {v: \"6000.1.1f1\"}]"), every(suffix, "${{ matrix.unity-version.v }}-${{ matrix.test-mode }}"), every("unity-version: ${{ matrix.unity-version }}", "unity-version: ${{ matrix.unity-version.v }}")}, nil},
 	})
 }
+
+// TestUnityStartedBeforeAcquire: starting the editor before acquire by any
+// means is acquire-after-activation (the reference flags every invocation
+// of the editor, not only the licensing flags); after acquire, in a
+// guarded step, it is the licensed work itself.
+func TestUnityStartedBeforeAcquire(t *testing.T) {
+	t.Parallel()
+	const anchor = "      - name: Acquire organization Unity lock\n"
+	before := func(step string) []edit { return []edit{once(anchor, step+"\n"+anchor)} }
+	early := []policy.Code{policy.AcquireAfterActivation}
+	runParity(t, []parityCase{
+		{"Unity.exe by path", before("      - run: '& \"C:\\Program Files\\Unity\\Hub\\Editor\\6000.0.40f1\\Editor\\Unity.exe\" -quit -logFile -'\n        shell: pwsh\n"), early},
+		{"Unity by name", before("      - run: unity -quit\n        shell: bash\n"), early},
+		{"Start-Process", before("      - run: Start-Process -FilePath $env:UNITY_EDITOR_PATH -Wait\n        shell: pwsh\n"), early},
+		{"a script given the editor path", before("      - run: ./ci/warm-cache.ps1 -Editor $env:EDITOR\n        shell: pwsh\n        env:\n          EDITOR: ${{ steps.ensure-unity-editor.outputs.editor-path }}\n"), early},
+		{"a script given Unity's command line", before("      - run: ./ci/import.sh -batchmode -projectPath .\n"), early},
+		{"the macOS bundle", before("      - run: /Applications/Unity/Hub/Editor/6000.0.40f1/Unity.app/Contents/MacOS/Unity -quit\n"), early},
+		{"a script that does not start Unity", before("      - run: ./ci/restore-cache.sh\n"), nil},
+		{"only returning a license", before("      - run: Unity.exe -quit -batchmode -nographics -returnlicense\n"), nil},
+	})
+}

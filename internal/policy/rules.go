@@ -215,7 +215,7 @@ func onlyAlways(s *step) bool {
 func (a *analysis) activationRules(l *job, acq, ret *step) {
 	w := l.wf
 	for _, s := range l.steps[:acq.idx] {
-		if s.activation {
+		if s.activation || s.unityStart {
 			a.add(AcquireAfterActivation, w.path, l.id, s.line())
 		}
 	}
