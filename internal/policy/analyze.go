@@ -295,9 +295,16 @@ func (a *analysis) workflowRules(w *workflow) {
 			}
 		}
 	}
+	licensed := false
 	for _, j := range w.jobs {
 		if j.fallback {
 			a.fallbackShape(j)
 		}
+		if j.paid && j.call == nil {
+			licensed = true
+		}
+	}
+	if licensed {
+		a.gatekeeperRules(w)
 	}
 }

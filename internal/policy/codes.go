@@ -45,6 +45,10 @@ const (
 	// MissingRunnerPreflight: no hosted check-unity-runner-availability job
 	// that the licensed job needs.
 	MissingRunnerPreflight Code = "missing-runner-preflight"
+	// UnsafeRunnerPreflight: a preflight job of a licensed workflow that
+	// can pass without checking (continue-on-error, a container, a
+	// conditional or env-bearing preflight step, an actor check).
+	UnsafeRunnerPreflight Code = "unsafe-runner-preflight"
 )
 
 // Rule 4: the editor gate before credentials and the lock.
@@ -182,6 +186,11 @@ const (
 	// job bound to the exact needs results, classifier output and trust
 	// expression.
 	MissingUnityAggregate Code = "missing-unity-aggregate"
+	// UnsafeUnityChangeClassifier: the classify-unity-changes job of a
+	// licensed workflow can report a skip it did not decide (a literal
+	// output, continue-on-error, a container, an allowlist the pull request
+	// controls, inputs other than the event's, extra steps, a condition).
+	UnsafeUnityChangeClassifier Code = "unsafe-unity-change-classifier"
 )
 
 // Rule 10: no automatic cancellation on any scope that reaches acquire.
@@ -272,6 +281,7 @@ var hints = map[Code]string{
 	ApprovalEnvironment:    "remove environment: from the licensed and fallback jobs; a waiting approval holds a seat",
 
 	MissingRunnerPreflight: "add a hosted job running check-unity-runner-availability and list it in the licensed job's needs",
+	UnsafeRunnerPreflight:  "let the preflight fail its job: no continue-on-error, container, step env or condition on the preflight step, no github.actor check",
 
 	MissingUnityEditorCheck:          "add the pinned ensure-unity-editor step as the first step (after the current-head guard)",
 	UnboundedUnityEditorCheck:        "set timeout-minutes on the ensure-unity-editor step to a literal integer from 1 to 10",
@@ -318,7 +328,8 @@ var hints = map[Code]string{
 	UnexpectedFallbackStep:   "leave the release as the fallback job's only step",
 	MissingFallbackAggregate: "bind the aggregate's fallback-result and fallback-cleanup-result to the fallback job",
 
-	MissingUnityAggregate: "add an always() job running require-unity-validation bound to the needs results, the classifier output and the trust expression",
+	MissingUnityAggregate:       "add an always() job running require-unity-validation bound to the needs results, the classifier output and the trust expression",
+	UnsafeUnityChangeClassifier: "run classify-unity-changes in a hosted job of checkout and the classifier only, bound to the event, with a literal independent-paths list and its unity-required output",
 
 	UnsafeWorkflowCancellation: "set cancel-in-progress: false (the YAML boolean) on every concurrency that can reach acquire",
 	UnsafeJobCancellation:      "set cancel-in-progress: false (the YAML boolean) on the job's concurrency",

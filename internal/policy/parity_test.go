@@ -131,3 +131,70 @@ func TestUnityStartedBeforeAcquire(t *testing.T) {
 		{"only returning a license", before("      - run: Unity.exe -quit -batchmode -nographics -returnlicense\n"), nil},
 	})
 }
+
+// TestClassifierAndPreflightTampering: the reference refuses a classifier
+// or preflight job that can report what it did not check; so does this
+// audit, with the broken part as the detail.
+func TestClassifierAndPreflightTampering(t *testing.T) {
+	t.Parallel()
+	const (
+		clsJob  = "    name: Classify Unity changes\n    runs-on: ubuntu-latest\n"
+		clsStep = "        id: classify\n"
+		preJob  = "    name: Unity runner preflight\n    runs-on: ubuntu-latest\n"
+		preStep = "      - name: Check Unity runner availability\n"
+		paths   = "          head-sha: ${{ github.event.pull_request.head.sha }}\n\n  licensed:"
+		trust   = "github.event.pull_request.head.repo.full_name == github.repository"
+	)
+	cls := []policy.Code{policy.UnsafeUnityChangeClassifier}
+	pre := []policy.Code{policy.UnsafeRunnerPreflight}
+	withPaths := func(v string) []edit {
+		return []edit{once(paths, "          head-sha: ${{ github.event.pull_request.head.sha }}\n          independent-paths: "+v+"\n\n  licensed:")}
+	}
+	runParity(t, []parityCase{
+		{"a literal declared allowlist", withPaths("|\n            docs/**\n            tools/site/**"), nil},
+		{"classifier: a literal unity-required", []edit{once("unity-required: ${{ steps.classify.outputs.unity-required }}", "unity-required: 'false'")}, cls},
+		{"classifier: continue-on-error on the job", []edit{once(clsJob, clsJob+"    continue-on-error: true\n")}, cls},
+		{"classifier: continue-on-error on the step", []edit{once(clsStep, clsStep+"        continue-on-error: ${{ true }}\n")}, cls},
+		{"classifier: continue-on-error false is fine", []edit{once(clsStep, clsStep+"        continue-on-error: false\n")}, nil},
+		{"classifier: a container", []edit{once(clsJob, clsJob+"    container: node:20\n")}, cls},
+		{"classifier: an actor check", []edit{once(clsJob, clsJob+"    if: github.actor != 'renovate[bot]'\n")}, cls},
+		{"classifier: another event name", []edit{once("event-name: ${{ github.event_name }}", "event-name: push")}, cls},
+		{"classifier: a step that rewrites history first", []edit{once("      - name: Classify changes\n", "      - run: git replace HEAD~1 HEAD\n      - name: Classify changes\n")}, cls},
+		{"classifier: an allowlist from an output", withPaths("${{ needs.static.outputs.paths }}"), cls},
+		{"classifier: an allowlist around Assets", withPaths("Assets/Docs/**"), cls},
+		{"classifier: an allowlist containing the workflows", withPaths(".github/**"), cls},
+		{"classifier: a parent-directory segment", withPaths("docs/../Assets/**"), cls},
+		{"preflight: continue-on-error on the step", []edit{once(preStep, preStep+"        continue-on-error: true\n")}, pre},
+		{"preflight: a container", []edit{once(preJob, preJob+"    services:\n      cache:\n        image: redis@sha256:"+strings.Repeat("a", 64)+"\n")}, pre},
+		{"preflight: an actor check on the job", []edit{once(preJob, preJob+"    if: github.actor != 'dependabot[bot]'\n")}, pre},
+		{"preflight: a conditional step", []edit{once(preStep, preStep+"        if: github.event_name == 'push'\n")}, pre},
+		{"trust: decided by the actor", []edit{every(trust, "github.actor != 'dependabot[bot]' && "+trust)}, []policy.Code{policy.MissingUnityAggregate}},
+		{"trust: a constant", []edit{
+			once("(github.event_name != 'pull_request' || "+trust+") }}", "true }}"),
+			once("trusted-revision: ${{ github.event_name != 'pull_request' || "+trust+" }}", "trusted-revision: ${{ true }}"),
+		}, []policy.Code{policy.MissingUnityAggregate}},
+	})
+}
+
+// TestGatekeeperDetails: each finding names the broken part.
+func TestGatekeeperDetails(t *testing.T) {
+	t.Parallel()
+	base := consumerWorkflow(t)
+	details := func(edits ...edit) []string {
+		res := policy.Analyze(snapshotOf(map[string]string{wfPath: mutated(t, base, edits...)}), basePolicy())
+		var out []string
+		for _, f := range res.Findings {
+			out = append(out, string(f.Code)+"/"+f.Detail)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"unsafe-unity-change-classifier/output-not-bound"},
+		details(once("unity-required: ${{ steps.classify.outputs.unity-required }}", "unity-required: false")))
+	assert.ElementsMatch(t, []string{"unsafe-unity-change-classifier/actor-check", "unsafe-unity-change-classifier/condition"},
+		details(once("    name: Classify Unity changes\n", "    name: Classify Unity changes\n    if: ${{ github.triggering_actor == 'octocat' }}\n")))
+	assert.Equal(t, []string{"unsafe-runner-preflight/actor-check"},
+		details(once("    name: Unity runner preflight\n", "    name: Unity runner preflight\n    if: github.actor != 'dependabot[bot]'\n")))
+	assert.Equal(t, []string{"unsafe-unity-change-classifier/independent-paths"},
+		details(once("          head-sha: ${{ github.event.pull_request.head.sha }}\n\n  licensed:",
+			"          head-sha: ${{ github.event.pull_request.head.sha }}\n          independent-paths: ${{ github.head_ref }}/**\n\n  licensed:")))
+}

@@ -79,7 +79,9 @@ func (a *analysis) aggregateShape(agg *job, v *step, l *job) bool {
 
 // trustBound: trusted-revision is an expression that the licensed job's
 // if also requires (the same expression as a conjunct, or a needed job's
-// output compared with 'true').
+// output compared with 'true'), and that expression (or that output's) is
+// a trust decision: the pull request head's repository compared with this
+// one, never the actor who triggered the run (trustExpression).
 func trustBound(tr string, l, agg *job) bool {
 	e := singleExpr(tr)
 	if e == nil {
@@ -92,11 +94,25 @@ func trustBound(tr string, l, agg *job) bool {
 	want := render(e)
 	for _, c := range conds {
 		if render(c) == want {
-			return true
+			return trustExpression(e)
 		}
 		if strings.HasPrefix(want, "needs.") && isEquals(c, want, "true") {
-			id := strings.Split(want, ".")[1]
-			return agg.needsDirect(id) && l.needsDirect(id)
+			parts := strings.Split(want, ".")
+			id := parts[1]
+			if !agg.needsDirect(id) || !l.needsDirect(id) || len(parts) != 4 || parts[2] != "outputs" {
+				return false
+			}
+			src := l.wf.byID[id]
+			if src == nil || src.ast == nil {
+				return false
+			}
+			for name, out := range src.ast.Outputs {
+				if strings.EqualFold(name, parts[3]) && out != nil && out.Value != nil {
+					oe := singleExpr(out.Value.Value)
+					return oe != nil && trustExpression(oe)
+				}
+			}
+			return false
 		}
 	}
 	return false
