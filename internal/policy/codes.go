@@ -153,8 +153,13 @@ const (
 	// last four consecutive steps, or a timeout cuts them short.
 	UnsafeCentralReturnSuffix Code = "unsafe-central-return-suffix"
 	// UnsafeReturnExecutionEnvironment: the return runs elsewhere than on a
-	// self-hosted Windows runner chosen by literal labels.
+	// self-hosted Windows runner chosen by literal labels, or with a step
+	// env:, working-directory or shell that reaches its process.
 	UnsafeReturnExecutionEnvironment Code = "unsafe-return-execution-environment"
+	// UnityReturnInputsNotTyped: the return step's inputs are not the
+	// reviewed ones (an unknown input such as editor-path, a tool-cache or
+	// credential from another expression).
+	UnityReturnInputsNotTyped Code = "unity-return-inputs-not-typed"
 )
 
 // Rule 8: the hosted fallback cleanup for runner loss.
@@ -319,7 +324,8 @@ var hints = map[Code]string{
 	CleanupGateBeforeRelease:         "move require-confirmed-unity-cleanup after release-build-lock",
 	CleanupGateInputsNotTyped:        "bind every require-confirmed-unity-cleanup input to the acquire, classifier and release outputs",
 	UnsafeCentralReturnSuffix:        "make return, classify, release and the cleanup gate the job's last four steps, with no timeout below the floors",
-	UnsafeReturnExecutionEnvironment: "run the job that returns the license on a self-hosted Windows runner selected by literal labels",
+	UnsafeReturnExecutionEnvironment: "run the job that returns the license on a self-hosted Windows runner selected by literal labels, without env, shell or working-directory on the return step",
+	UnityReturnInputsNotTyped:        "pass return-unity-license only unity-version, tool-cache: ${{ runner.tool_cache }}, the two Unity secrets, evidence-suffix and editor-layout",
 
 	InvalidFallbackRelease:   "add one hosted fallback job that releases ${{ github.repository }}:${{ github.run_id }}:<job>:<suffix> as unknown/healthy/return-terminated and outputs cleanup-result",
 	InvalidFallbackTimeout:   "set the fallback job's and its release's timeout-minutes to a literal integer of at least 5, or omit them",

@@ -198,3 +198,34 @@ func TestGatekeeperDetails(t *testing.T) {
 		details(once("          head-sha: ${{ github.event.pull_request.head.sha }}\n\n  licensed:",
 			"          head-sha: ${{ github.event.pull_request.head.sha }}\n          independent-paths: ${{ github.head_ref }}/**\n\n  licensed:")))
 }
+
+// TestReturnStepTampering: the return step runs the pinned action as it
+// is, with the reviewed inputs; continue-on-error on any of the four
+// cleanup steps is refused (the reference requires failure to propagate).
+func TestReturnStepTampering(t *testing.T) {
+	t.Parallel()
+	const (
+		toolCache = "          tool-cache: ${{ runner.tool_cache }}\n"
+		suffix    = "          evidence-suffix: ${{ matrix.test-mode }}\n"
+	)
+	typed := []policy.Code{policy.UnityReturnInputsNotTyped}
+	runParity(t, []parityCase{
+		{"continue-on-error", []edit{once("        id: return-unity-license\n", "        id: return-unity-license\n        continue-on-error: ${{ true }}\n")}, []policy.Code{policy.UnityReturnNotAlways}},
+		{"continue-on-error false", []edit{once("        id: return-unity-license\n", "        id: return-unity-license\n        continue-on-error: false\n")}, nil},
+		{"classifier continue-on-error", []edit{once("        id: classify-unity-cleanup\n", "        id: classify-unity-cleanup\n        continue-on-error: true\n")}, []policy.Code{policy.ClassifierNotAlways}},
+		{"release continue-on-error", []edit{once("        id: release\n        if: always()\n", "        id: release\n        if: always()\n        continue-on-error: true\n")}, []policy.Code{policy.ReleaseNotAlways}},
+		{"step env", []edit{once(suffix, suffix+"        env:\n          NODE_OPTIONS: --require ./x.js\n")}, []policy.Code{policy.UnsafeNodeOptions, policy.UnsafeReturnExecutionEnvironment}},
+		{"tool-cache from an expression", []edit{once(toolCache, "          tool-cache: ${{ github.workspace }}\n")}, typed},
+		{"tool-cache from an input the PR controls", []edit{once(toolCache, "          tool-cache: ${{ github.event.pull_request.title }}\n")}, typed},
+		{"an editor-path input", []edit{once(toolCache, toolCache+"          editor-path: ${{ steps.ensure-unity-editor.outputs.editor-path }}\n")}, typed},
+		{"a credential that is not a secret", []edit{once("unity-email: ${{ secrets.UNITY_EMAIL }}", "unity-email: ${{ vars.UNITY_EMAIL }}")}, typed},
+		{"a literal layout", []edit{once(suffix, suffix+"          editor-layout: ci-managed-alternate\n")}, nil},
+		{"a layout from an expression", []edit{once(suffix, suffix+"          editor-layout: ${{ vars.LAYOUT }}\n")}, typed},
+		{"a literal version and suffix", []edit{
+			once("          unity-version: ${{ matrix.unity-version }}\n          tool-cache", "          unity-version: 6000.0.40f1\n          tool-cache"),
+			once("          unity-version: ${{ matrix.unity-version }}\n          install-root", "          unity-version: 6000.0.40f1\n          install-root"),
+			once(suffix, "          evidence-suffix: tests-${{ matrix.test-mode }}\n"),
+		}, nil},
+		{"a suffix from the event", []edit{once(suffix, "          evidence-suffix: ${{ github.head_ref }}\n")}, typed},
+	})
+}

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"regexp"
 	"strings"
 
+	"github.com/rhysd/actionlint"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -20,11 +22,17 @@ func (a *analysis) suffixRules(l *job, acq *step) {
 		a.add(MissingUnityReturn, w.path, l.id, l.line())
 		ordered = false
 	} else {
-		if !alwaysAndAcquired(ret, acq) {
+		if !alwaysAndAcquired(ret, acq) || mayContinue(ret.raw) {
 			a.add(UnityReturnNotAlways, w.path, l.id, ret.line())
 		}
 		if ls, ok := l.labels(); !ok || !hasLabel(ls, "self-hosted") || !hasLabel(ls, "windows") {
 			a.add(UnsafeReturnExecutionEnvironment, w.path, l.id, ret.line())
+		}
+		if !leafExecution(ret) {
+			a.addDetail(UnsafeReturnExecutionEnvironment, w.path, l.id, ret.line(), "step-environment")
+		}
+		if !returnTyped(ret) {
+			a.add(UnityReturnInputsNotTyped, w.path, l.id, ret.line())
 		}
 		if !floorOK(ret.raw, 5) {
 			a.add(UnsafeCentralReturnSuffix, w.path, l.id, ret.line())
@@ -34,7 +42,7 @@ func (a *analysis) suffixRules(l *job, acq *step) {
 		a.add(MissingCleanupClassifier, w.path, l.id, l.line())
 		ordered = false
 	} else {
-		if !alwaysAndAcquired(cls, acq) {
+		if !alwaysAndAcquired(cls, acq) || mayContinue(cls.raw) {
 			a.add(ClassifierNotAlways, w.path, l.id, cls.line())
 		}
 		if ret != nil {
@@ -57,7 +65,7 @@ func (a *analysis) suffixRules(l *job, acq *step) {
 		a.add(MissingTypedRelease, w.path, l.id, l.line())
 		ordered = false
 	} else {
-		if !onlyAlways(rel) {
+		if !onlyAlways(rel) || mayContinue(rel.raw) {
 			a.add(ReleaseNotAlways, w.path, l.id, rel.line())
 		}
 		if cls != nil {
@@ -94,6 +102,90 @@ func (a *analysis) suffixRules(l *job, acq *step) {
 	if jt := rawGet(l.raw, "timeout-minutes"); jt != nil && !floorOK(l.raw, 5) {
 		a.add(UnsafeCentralReturnSuffix, w.path, l.id, jt.Line)
 	}
+}
+
+// leafExecution reports whether a lock action step runs the pinned action
+// as it is: no step env: (which reaches the action's process: PATH,
+// NODE_OPTIONS, PSModulePath, a different TEMP), no working-directory or
+// shell. The reference requires the same of the return step.
+func leafExecution(s *step) bool {
+	return rawGet(s.raw, "env") == nil && rawGet(s.raw, "working-directory") == nil && rawGet(s.raw, "shell") == nil
+}
+
+var (
+	returnInputs     = map[string]bool{"unity-version": true, "tool-cache": true, "unity-email": true, "unity-password": true, "evidence-suffix": true, "editor-layout": true}
+	unityVersionRE   = regexp.MustCompile(`^[0-9]{4}\.[0-9]+\.[0-9]+[abfp][0-9]+$`)
+	evidenceSuffixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// returnTyped reports whether the return step's inputs are the reviewed
+// ones: only the action's six inputs (an editor-path or any other input is
+// refused: the return decides the editor from the tool cache itself);
+// tool-cache exactly ${{ runner.tool_cache }}; each credential exactly one
+// ${{ secrets.<NAME> }}; editor-layout a literal layout; unity-version and
+// evidence-suffix literals of their patterns or templates of matrix values
+// only (no value a step, the event or the pull request controls).
+func returnTyped(r *step) bool {
+	for k := range r.with {
+		if !returnInputs[k] {
+			return false
+		}
+	}
+	if !exprIsPath(r.with["tool-cache"], "runner.tool_cache") {
+		return false
+	}
+	for _, k := range []string{"unity-email", "unity-password"} {
+		e := singleExpr(r.with[k])
+		if e == nil {
+			return false
+		}
+		name, ok := strings.CutPrefix(render(e), "secrets.")
+		if !ok || name == "" || strings.ContainsAny(name, ".[(") {
+			return false
+		}
+	}
+	if v, ok := r.with["editor-layout"]; ok && strings.TrimSpace(v) != "canonical" && strings.TrimSpace(v) != "ci-managed-alternate" {
+		return false
+	}
+	if !matrixTemplateOr(r.with["unity-version"], unityVersionRE, false) {
+		return false
+	}
+	if v, ok := r.with["evidence-suffix"]; ok && !matrixTemplateOr(v, evidenceSuffixRE, true) {
+		return false
+	}
+	return true
+}
+
+// matrixTemplateOr reports whether v is a literal matching re, or a
+// template whose every expression is a matrix value (with literal text
+// around it when parts is set).
+func matrixTemplateOr(v string, re *regexp.Regexp, parts bool) bool {
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, "${{") {
+		return re.MatchString(v)
+	}
+	ps, err := parseTemplate(v)
+	if err != nil || (!parts && len(ps) != 1) {
+		return false
+	}
+	for _, p := range ps {
+		if p.expr == nil {
+			continue
+		}
+		if !isMatrixPath(p.expr) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMatrixPath reports whether n is matrix.<axis>[.<property>...].
+func isMatrixPath(n actionlint.ExprNode) bool {
+	switch n.(type) {
+	case *actionlint.ObjectDerefNode, actionlint.ObjectDerefNode, *actionlint.IndexAccessNode:
+		return strings.HasPrefix(render(n), "matrix.")
+	}
+	return false
 }
 
 // floorOK: timeout-minutes absent, or a literal integer >= floor.
