@@ -44,6 +44,7 @@ func Analyze(s Snapshot, p Policy) Result {
 			continue
 		}
 		a.workflowRules(w)
+		a.hygieneRules(w, false)
 	}
 	a.exceptionRules()
 	res := Result{Repository: s.Repository, Commit: s.Commit, Inventory: sortInventory(a.rows), Findings: sortFindings(a.findings)}
@@ -123,6 +124,10 @@ func (a *analysis) resolveCall(w *workflow, j *job) {
 		}
 		a.checkPin(&u, true, w.path, j.id, line)
 		a.remoteCallee(w, j, u.raw, u)
+		return
+	case strings.Contains(u.raw, "${{"):
+		// hygieneRules reports it (expression-in-uses); never resolved.
+		j.unresolved = true
 		return
 	default:
 		a.addDetail(RepositoryAnalysisIncomplete, w.path, j.id, line, "invalid-uses")

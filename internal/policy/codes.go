@@ -272,6 +272,25 @@ const (
 	MissingJobTimeout Code = "missing-job-timeout"
 )
 
+// Credential and pull-request hygiene: reported by the consumer analyzer
+// for every workflow (and the local composite actions it uses) and by the
+// lock repository's audit. SecretInRun, ExcessivePermissions (write-all;
+// the lock repository also needs a top-level block) and
+// PullRequestTargetCheckout above are shared the same way.
+const (
+	// SecretInShell: ${{ secrets.* }} or ${{ github.token }} in a step's
+	// shell: (or defaults.run.shell): the secret becomes part of the
+	// command line.
+	SecretInShell Code = "secret-in-shell"
+	// SecretInScript: ${{ secrets.* }} or ${{ github.token }} inside an
+	// actions/github-script script: the secret becomes program text.
+	SecretInScript Code = "secret-in-github-script"
+	// ExpressionInUses: a uses: (step or reusable-workflow call) written
+	// with ${{ }}: what runs is decided at run time and is never a reviewed
+	// pin.
+	ExpressionInUses Code = "expression-in-uses"
+)
+
 // hints are the one-line fixes printed with each finding.
 var hints = map[Code]string{
 	MutableActionRef:           "pin the action to the full 40-character commit SHA you reviewed (a docker image to @sha256:<digest>)",
@@ -360,6 +379,9 @@ var hints = map[Code]string{
 	PullRequestTargetCheckout:            "never check out pull request code in a pull_request_target workflow",
 	ExcessivePermissions:                 "declare permissions: {} at the top and the least each job needs",
 	MissingJobTimeout:                    "set timeout-minutes on every job",
+	SecretInShell:                        "keep secrets out of shell:; pass them through env: and read the variable in the script",
+	SecretInScript:                       "pass the secret through env: (process.env.NAME) or the github-token input, never inside script:",
+	ExpressionInUses:                     "write uses: as a literal owner/repo[/path]@<40-hex commit>; an expression there is never a reviewed pin",
 }
 
 // Hint returns the one-line fix for code ("" for an unknown code).
@@ -370,7 +392,7 @@ func Hint(code Code) string { return hints[code] }
 func ConsumerCodes() []Code {
 	var out []Code
 	for c := range hints {
-		if !selfAuditCodes[c] {
+		if !selfAuditCodes[c] || sharedCodes[c] {
 			out = append(out, c)
 		}
 	}
@@ -389,9 +411,17 @@ func LockRepositoryCodes() []Code {
 	return out
 }
 
+// selfAuditCodes are the lock repository audit's codes.
 var selfAuditCodes = map[Code]bool{
 	CredentialLiteral: true, UnsupportedEnvMapping: true, UnityCredentialOutsideRegisteredPath: true,
 	SecretInRun: true, ExpressionInRun: true, CredentialedURL: true, UnpinnedUses: true,
 	CheckoutPersistsCredentials: true, PullRequestTargetCheckout: true, ExcessivePermissions: true,
-	MissingJobTimeout: true,
+	MissingJobTimeout: true, SecretInShell: true, SecretInScript: true, ExpressionInUses: true,
+}
+
+// sharedCodes are the lock repository audit's codes the consumer analyzer
+// reports too (rules_hygiene.go).
+var sharedCodes = map[Code]bool{
+	SecretInRun: true, ExcessivePermissions: true, PullRequestTargetCheckout: true,
+	SecretInShell: true, SecretInScript: true, ExpressionInUses: true,
 }

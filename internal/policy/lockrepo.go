@@ -250,17 +250,9 @@ func (a *analysis) lockWorkflowAudit(w *workflow) {
 	if perms == nil {
 		a.add(ExcessivePermissions, w.path, "", 1)
 	}
-	prTarget := false
-	for _, ev := range w.ast.On {
-		if ev != nil && ev.EventName() == "pull_request_target" {
-			prTarget = true
-		}
-	}
+	a.hygieneRules(w, true)
 	writes := false
 	for _, j := range w.jobs {
-		if p := rawGet(j.raw, "permissions"); p != nil && p.Kind == yaml.ScalarNode && p.Value == "write-all" {
-			a.add(ExcessivePermissions, w.path, j.id, p.Line)
-		}
 		if j.call != nil {
 			a.usesAudit(w.path, j.id, j.line(), j.call)
 			continue
@@ -282,55 +274,40 @@ func (a *analysis) lockWorkflowAudit(w *workflow) {
 				if lockWriters[name] {
 					reaches = true
 				}
-				if s.uses.isCheckout() {
-					if strings.TrimSpace(s.with["persist-credentials"]) != "false" {
-						a.add(CheckoutPersistsCredentials, w.path, j.id, s.line())
-					}
-					if prTarget && checksOutPullRequest(s.with["ref"]) {
-						a.add(PullRequestTargetCheckout, w.path, j.id, s.line())
-					}
+				if s.uses.isCheckout() && strings.TrimSpace(s.with["persist-credentials"]) != "false" {
+					a.add(CheckoutPersistsCredentials, w.path, j.id, s.line())
 				}
 			}
-			a.runAudit(w.path, j.id, s.line(), s.run)
 		}
 		if reaches {
 			writes = true
 			a.jobCancellation(j)
 		}
 	}
-	if p := rawGet(w.raw, "permissions"); p != nil && p.Kind == yaml.ScalarNode && p.Value == "write-all" {
-		a.add(ExcessivePermissions, w.path, "", p.Line)
-	}
 	if writes {
 		a.workflowCancellation(w)
 	}
 }
 
-// checksOutPullRequest reports whether a checkout ref names the pull
-// request's code.
-func checksOutPullRequest(ref string) bool {
-	for _, r := range contextRefs(ref) {
-		if strings.HasPrefix(r, "github.event.pull_request.head") || r == "github.head_ref" || strings.HasPrefix(r, "github.event.pull_request.merge") {
-			return true
-		}
-	}
-	return strings.Contains(ref, "refs/pull/")
-}
-
 // actionAudit checks one action metadata file of the lock repository:
-// pinned uses: and no ${{ }} in run: of composite steps.
+// pinned uses:, no ${{ }} in run: of composite steps, no secret in shell:
+// or a github-script script:, no expression in uses:.
 func (a *analysis) actionAudit(p string, root *yaml.Node) {
 	steps := rawPath(root, "runs", "steps")
 	if steps == nil || steps.Kind != yaml.SequenceNode {
 		return
 	}
 	for _, sn := range steps.Content {
+		var ref *usesRef
 		if u := rawGet(sn, "uses"); u != nil && u.Kind == yaml.ScalarNode {
-			ref := parseUses(u.Value)
-			a.usesAudit(p, "", u.Line, &ref)
+			r := parseUses(u.Value)
+			ref = &r
+			a.usesAudit(p, "", u.Line, ref)
 		}
+		run, line := "", sn.Line
 		if r := rawGet(sn, "run"); r != nil && r.Kind == yaml.ScalarNode {
-			a.runAudit(p, "", r.Line, r.Value)
+			run, line = r.Value, r.Line
 		}
+		a.stepHygiene(p, "", line, run, shellOf(sn), ref, scalarMap(rawGet(sn, "with")), true)
 	}
 }

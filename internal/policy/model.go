@@ -101,11 +101,12 @@ type action struct {
 }
 
 type compStep struct {
-	line int
-	uses *usesRef
-	run  string
-	env  map[string]string
-	with map[string]string
+	line  int
+	uses  *usesRef
+	run   string
+	shell string
+	env   map[string]string
+	with  map[string]string
 }
 
 var (
@@ -314,6 +315,7 @@ func parseAction(p string, src []byte) *action {
 		if r := rawGet(sn, "run"); r != nil && r.Kind == yaml.ScalarNode {
 			cs.run = r.Value
 		}
+		cs.shell = shellOf(sn)
 		act.steps = append(act.steps, cs)
 	}
 	return act
@@ -494,6 +496,7 @@ func (a *analysis) expandLocal(j *job, s *step, dir, from string, line int, seen
 	for _, cs := range act.steps {
 		s.inputFacts(cs.env, cs.with)
 		a.scriptFacts(s, cs.run)
+		a.stepHygiene(act.path, "", cs.line, cs.run, cs.shell, cs.uses, cs.with, false)
 		if cs.uses == nil {
 			continue
 		}

@@ -229,3 +229,43 @@ func TestReturnStepTampering(t *testing.T) {
 		{"a suffix from the event", []edit{once(suffix, "          evidence-suffix: ${{ github.head_ref }}\n")}, typed},
 	})
 }
+
+// TestWorkflowHygiene: what neither implementation caught, now caught in
+// every consumer workflow, and the look-alikes that stay clean.
+func TestWorkflowHygiene(t *testing.T) {
+	t.Parallel()
+	const lint = "        run: ./ci/static-checks.sh\n"
+	runParity(t, []parityCase{
+		{"a secret in a step env is the documented way", []edit{once(lint, lint+"        env:\n          TOKEN: ${{ secrets.NPM_TOKEN }}\n")}, nil},
+		{"other expressions in run stay the lock repository's rule", []edit{once(lint, "        run: echo ${{ github.sha }}\n")}, nil},
+		{"secrets in defaults.run.shell", []edit{once("    timeout-minutes: 10\n    permissions:\n      contents: read\n", "    timeout-minutes: 10\n    defaults:\n      run:\n        shell: bash -c \"${{ secrets.X }}\" {0}\n    permissions:\n      contents: read\n")}, []policy.Code{policy.SecretInShell}},
+		{"write-all at the top", []edit{once("permissions: {}\n\nconcurrency", "permissions: write-all\n\nconcurrency")}, []policy.Code{policy.ExcessivePermissions}},
+		{"a github-script token input is fine", []edit{once(lint, lint+"      - uses: actions/github-script@60a0d83039c74a4aee543508d2ffcb1c3799cdea\n        with:\n          github-token: ${{ secrets.BOT_TOKEN }}\n          script: console.log(context.sha)\n")}, nil},
+	})
+}
+
+// TestPullRequestTargetCheckoutLookAlikes: checking out the base (the
+// default), or a job that excludes pull_request_target, is not a pull
+// request checkout.
+func TestPullRequestTargetCheckoutLookAlikes(t *testing.T) {
+	t.Parallel()
+	const head = "on: [pull_request_target, pull_request]\npermissions: {}\njobs:\n  label:\n    runs-on: ubuntu-latest\n"
+	const checkout = "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n        with:\n          persist-credentials: false\n"
+	for name, tc := range map[string]struct {
+		wf   string
+		want []policy.Code
+	}{
+		"the base":             {head + "    steps:\n" + checkout, []policy.Code{}},
+		"the base sha":         {head + "    steps:\n" + checkout + "          ref: ${{ github.event.pull_request.base.sha }}\n", []policy.Code{}},
+		"a job excluding it":   {head + "    if: github.event_name != 'pull_request_target'\n    steps:\n" + checkout + "          ref: ${{ github.event.pull_request.head.sha }}\n", []policy.Code{}},
+		"the head repository":  {head + "    steps:\n" + checkout + "          repository: ${{ github.event.pull_request.head.repo.full_name }}\n", []policy.Code{policy.PullRequestTargetCheckout}},
+		"git log is not fetch": {head + "    steps:\n      - run: git log -1 \"$H\"\n        env:\n          H: ${{ github.event.pull_request.head.sha }}\n", []policy.Code{}},
+	} {
+		res := policy.Analyze(snapshotOf(map[string]string{wfPath: consumerWorkflow(t), ".github/workflows/label.yml": tc.wf}), basePolicy())
+		got := res.Codes()
+		if got == nil {
+			got = []policy.Code{}
+		}
+		assert.Equal(t, tc.want, got, "%s: %+v", name, res.Findings)
+	}
+}
