@@ -270,6 +270,12 @@ const (
 	// MissingJobTimeout: a job without timeout-minutes (the 6-hour default
 	// holds a runner and any seat it took).
 	MissingJobTimeout Code = "missing-job-timeout"
+	// SymlinkedFile: a symbolic link under .github: the runner follows it,
+	// the audit does not, so what runs is not what was audited.
+	SymlinkedFile Code = "symlinked-file"
+	// OversizedFile: a workflow or action file over 1 MiB, which the audit
+	// does not read.
+	OversizedFile Code = "oversized-file"
 )
 
 // Credential and pull-request hygiene: reported by the consumer analyzer
@@ -379,6 +385,8 @@ var hints = map[Code]string{
 	PullRequestTargetCheckout:            "never check out pull request code in a pull_request_target workflow",
 	ExcessivePermissions:                 "declare permissions: {} at the top and the least each job needs",
 	MissingJobTimeout:                    "set timeout-minutes on every job",
+	SymlinkedFile:                        "replace the symbolic link under .github with the file itself: the runner follows links, the audit reads files",
+	OversizedFile:                        "keep workflow and action files under 1 MiB (split the file); the audit does not read larger ones",
 	SecretInShell:                        "keep secrets out of shell:; pass them through env: and read the variable in the script",
 	SecretInScript:                       "pass the secret through env: (process.env.NAME) or the github-token input, never inside script:",
 	ExpressionInUses:                     "write uses: as a literal owner/repo[/path]@<40-hex commit>; an expression there is never a reviewed pin",
@@ -417,6 +425,7 @@ var selfAuditCodes = map[Code]bool{
 	SecretInRun: true, ExpressionInRun: true, CredentialedURL: true, UnpinnedUses: true,
 	CheckoutPersistsCredentials: true, PullRequestTargetCheckout: true, ExcessivePermissions: true,
 	MissingJobTimeout: true, SecretInShell: true, SecretInScript: true, ExpressionInUses: true,
+	SymlinkedFile: true, OversizedFile: true,
 }
 
 // sharedCodes are the lock repository audit's codes the consumer analyzer

@@ -18,6 +18,9 @@ type LockRepositoryOptions struct {
 	// UnityPaths are the path prefixes (e.g. ".github/actions/return-unity-license/")
 	// allowed to name Unity credentials or game-ci Unity actions.
 	UnityPaths []string
+	// Gaps are what the reader could not audit (snapshot.DotGitHub): each
+	// is a finding (a symbolic link, a file over 1 MiB, an unreadable file).
+	Gaps []Gap
 }
 
 // DefaultUnityPaths are the lock repository's own Unity actions, the only
@@ -47,6 +50,16 @@ func AuditLockRepository(files map[string][]byte, opts LockRepositoryOptions) []
 		opts.UnityPaths = DefaultUnityPaths
 	}
 	a := &analysis{snap: Snapshot{Files: files}, lockRepo: opts.LockRepository, wfByPath: map[string]*workflow{}, actions: map[string]*action{}}
+	for _, g := range opts.Gaps {
+		switch g.Reason {
+		case "not-a-regular-file":
+			a.add(SymlinkedFile, g.Path, "", 0)
+		case "too-large":
+			a.add(OversizedFile, g.Path, "", 0)
+		default:
+			a.addDetail(RepositoryAnalysisIncomplete, g.Path, "", 0, "unreadable")
+		}
+	}
 	var paths []string
 	for p := range files {
 		if strings.HasPrefix(p, ".github/") && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
