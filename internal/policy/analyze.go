@@ -13,6 +13,13 @@ const DefaultBranch = "main"
 // deterministic: the same snapshot and policy give the same Result. A file
 // that cannot be parsed is a finding, never skipped.
 func Analyze(s Snapshot, p Policy) Result {
+	_, res := analyze(s, p)
+	return res
+}
+
+// analyze is Analyze, keeping the analysis (MigrationPlan reads its
+// workflows).
+func analyze(s Snapshot, p Policy) (*analysis, Result) {
 	if p.DefaultBranch == "" {
 		p.DefaultBranch = DefaultBranch
 	}
@@ -54,7 +61,7 @@ func Analyze(s Snapshot, p Policy) Result {
 	if res.Findings == nil {
 		res.Findings = []Finding{}
 	}
-	return res
+	return a, res
 }
 
 // workflowFiles returns the workflow files GitHub loads: the top level of

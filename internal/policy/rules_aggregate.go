@@ -102,17 +102,23 @@ func trustBound(tr string, l, agg *job) bool {
 			if !agg.needsDirect(id) || !l.needsDirect(id) || len(parts) != 4 || parts[2] != "outputs" {
 				return false
 			}
-			src := l.wf.byID[id]
-			if src == nil || src.ast == nil {
-				return false
-			}
-			for name, out := range src.ast.Outputs {
-				if strings.EqualFold(name, parts[3]) && out != nil && out.Value != nil {
-					oe := singleExpr(out.Value.Value)
-					return oe != nil && trustExpression(oe)
-				}
-			}
-			return false
+			return outputIsTrust(l.wf, id, parts[3])
+		}
+	}
+	return false
+}
+
+// outputIsTrust reports whether job id of w outputs name as a trust
+// expression (trustExpression).
+func outputIsTrust(w *workflow, id, name string) bool {
+	src := w.byID[strings.ToLower(id)]
+	if src == nil || src.ast == nil {
+		return false
+	}
+	for n, out := range src.ast.Outputs {
+		if strings.EqualFold(n, name) && out != nil && out.Value != nil {
+			oe := singleExpr(out.Value.Value)
+			return oe != nil && trustExpression(oe)
 		}
 	}
 	return false

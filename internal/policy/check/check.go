@@ -40,6 +40,9 @@ type Output struct {
 	WorkflowsChecked int                   `json:"workflowsChecked"`
 	Findings         []Finding             `json:"findings"`
 	Inventory        []policy.InventoryRow `json:"inventory"`
+	// Migration is the --from-reference plan (Findings then holds what it
+	// does not resolve).
+	Migration []policy.MigrationStep `json:"migration,omitempty"`
 }
 
 // Finding is a finding with its fix.
@@ -68,6 +71,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 	branch := fs.String("default-branch", policy.DefaultBranch, "the protected branch a licensed push may name (the registry row wins)")
 	dispatch := fs.Bool("allow-workflow-dispatch", false, "admit workflow_dispatch as a licensed trigger (the registry row wins)")
 	self := fs.Bool("lock-repository-audit", false, "run the lock repository's own audits (cancellation, credential literals, run: interpolation, credentialed URLs, pins) instead")
+	fromRef := fs.Bool("from-reference", false, "for workflows the reference implementation accepts: print the additions this policy needs (the current-head guard, the fallback job, the typed aggregate) as YAML, in the order to make them, then the other findings")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: buildlock policy check [flags] [path]\n\n"+
 			"Checks workflows against the organization's workflow policy. path (default .) is a repository root,\n"+
@@ -93,6 +97,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 	}
 	if _, _, ok := registry.SplitRepository(*lockRepo); !ok {
 		return fmt.Errorf("%w: --lock-repository %q is not owner/name", ErrUsage, *lockRepo)
+	}
+	if *self && *fromRef {
+		return fmt.Errorf("%w: --from-reference plans a consumer's migration; it does not apply to --lock-repository-audit", ErrUsage)
 	}
 	var out Output
 	display := func(p string) string { return p }
@@ -146,8 +153,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 			return fmt.Errorf("%w: 0 workflows checked: %s holds no workflow file", ErrUsage, esc(arg))
 		}
 		res := policy.Analyze(snap, pol)
+		findings := res.Findings
+		if *fromRef {
+			plan := policy.MigrationPlan(snap, pol)
+			res, findings = plan.Result, plan.Remaining
+			out.Migration = plan.Steps
+			for i := range out.Migration {
+				out.Migration[i].Path = display(out.Migration[i].Path)
+			}
+		}
 		out.Repository, out.Inventory = *repo, res.Inventory
-		for _, f := range res.Findings {
+		for _, f := range findings {
 			f.Path = display(f.Path)
 			out.Findings = append(out.Findings, Finding{Finding: f, Hint: f.Hint()})
 		}
@@ -167,6 +183,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 		}
 	} else {
 		lines := actionio.New(func(string) string { return "" }, stdout)
+		if *fromRef {
+			printMigration(lines, out)
+		}
 		for _, f := range out.Findings {
 			lines.Println(Line(f.Finding))
 		}
@@ -174,12 +193,51 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 		if *self {
 			noun = "files"
 		}
-		log.Printf("buildlock policy check: %d %s checked, %d findings", out.WorkflowsChecked, noun, len(out.Findings))
+		summary := fmt.Sprintf("buildlock policy check: %d %s checked, %d findings", out.WorkflowsChecked, noun, len(out.Findings))
+		if *fromRef {
+			summary += fmt.Sprintf(", %d additions to migrate from the reference", len(out.Migration))
+		}
+		log.Println(summary)
+	}
+	if len(out.Migration) > 0 {
+		return fmt.Errorf("%w: %d additions to make, %d other findings", ErrFindings, len(out.Migration), len(out.Findings))
 	}
 	if len(out.Findings) > 0 {
 		return fmt.Errorf("%w: %d findings", ErrFindings, len(out.Findings))
 	}
 	return nil
+}
+
+// printMigration prints the --from-reference plan: each addition with
+// where it goes and its YAML, in order, then a header for the findings
+// that follow. Every line goes through actionio (escaped).
+func printMigration(lines *actionio.IO, out Output) {
+	if len(out.Migration) == 0 {
+		if len(out.Findings) == 0 {
+			lines.Println("Nothing to migrate: every workflow passes the policy.")
+		} else {
+			lines.Println("Nothing to migrate from the reference pattern; the findings below are to fix as usual.")
+		}
+		return
+	}
+	lines.Printf("Migration from the reference pattern: %d additions, in this order.", len(out.Migration))
+	for i, st := range out.Migration {
+		codes := make([]string, len(st.Resolves))
+		for k, c := range st.Resolves {
+			codes[k] = string(c)
+		}
+		lines.Println("")
+		lines.Printf("%d. %s: %s (resolves %s)", i+1, st.Path, st.Text, strings.Join(codes, ", "))
+		if st.YAML != "" {
+			for _, l := range strings.Split(strings.TrimSuffix(st.YAML, "\n"), "\n") {
+				lines.Println(l)
+			}
+		}
+	}
+	if len(out.Findings) > 0 {
+		lines.Println("")
+		lines.Printf("Other findings (not part of the migration): %d", len(out.Findings))
+	}
 }
 
 // workflowsRead counts the workflow files of a snapshot: read, or named by

@@ -206,3 +206,43 @@ func TestCheckLockRepositoryAuditGaps(t *testing.T) {
 		".github/workflows/linked.yml: symlinked-file: "+policy.Hint(policy.SymlinkedFile)+"\n", out)
 	assert.Contains(t, errOut, "4 files checked, 3 findings")
 }
+
+// TestCheckFromReference: for a workflow the reference accepts, the
+// migration report lists exactly what to add, in order, with the YAML.
+func TestCheckFromReference(t *testing.T) {
+	t.Parallel()
+	ref, err := os.ReadFile(filepath.Join("..", "testdata", "migrate", "reference-accepted.yml"))
+	require.NoError(t, err)
+	root := checkout(t, map[string]string{".github/workflows/unity.yml": string(ref)})
+	out, errOut, err := run(t, "--from-reference", root)
+	assert.ErrorIs(t, err, check.ErrFindings)
+	assert.ErrorContains(t, err, "4 additions to make, 0 other findings")
+	assert.True(t, strings.HasPrefix(out, "Migration from the reference pattern: 4 additions, in this order.\n\n"+
+		"1. .github/workflows/unity.yml: add the current-PR-head guard as the first step of job licensed"), out)
+	var order []int
+	for _, want := range []string{"\n1. ", "\n2. ", "\n3. ", "\n4. "} {
+		order = append(order, strings.Index(out, want))
+	}
+	assert.IsIncreasing(t, order)
+	assert.Contains(t, out, "\n      - name: Require current PR head\n")
+	assert.Contains(t, out, "\n  licensed-fallback:\n")
+	assert.Contains(t, out, "\n  unity-validation:\n")
+	assert.NotContains(t, out, "Other findings")
+	assert.Contains(t, errOut, "4 additions to migrate from the reference")
+
+	out, _, err = run(t, "--from-reference", "--json", root)
+	assert.ErrorIs(t, err, check.ErrFindings)
+	var doc check.Output
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Migration, 4)
+	assert.Empty(t, doc.Findings)
+	assert.Equal(t, policy.MigrateJob, doc.Migration[3].Kind)
+
+	clean := checkout(t, map[string]string{".github/workflows/unity.yml": consumer(t)})
+	out, _, err = run(t, "--from-reference", clean)
+	require.NoError(t, err)
+	assert.Equal(t, "Nothing to migrate: every workflow passes the policy.\n", out)
+
+	_, _, err = run(t, "--from-reference", "--lock-repository-audit", clean)
+	assert.ErrorIs(t, err, check.ErrUsage)
+}
