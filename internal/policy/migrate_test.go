@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v4"
+	"pgregory.net/rapid"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy"
 )
@@ -167,4 +168,35 @@ func TestMigrationPartial(t *testing.T) {
 	clean := policy.MigrationPlan(snapshotOf(map[string]string{wfPath: base}), basePolicy())
 	assert.Empty(t, clean.Steps)
 	assert.Empty(t, clean.Remaining)
+}
+
+// TestPropertyMigrationPlanIsComplete: whichever of the guard, acquire's
+// revalidation inputs and the fallback job (with its aggregate bindings) a
+// workflow lacks, applying the plan leaves it clean.
+func TestPropertyMigrationPlanIsComplete(t *testing.T) {
+	t.Parallel()
+	base := consumerWorkflow(t)
+	guard := "      - name: Require current PR head\n        uses: Ambiguous-Interactive/ambiguous-organization-build-lock/.github/actions/require-current-pr-head@95952cc76eed186572c2878a4cdfb61aa1bf09d3\n        with:\n          github-token: ${{ github.token }}\n          pull-request-number: ${{ github.event.pull_request.number }}\n          expected-head-sha: ${{ github.event.pull_request.head.sha }}\n\n      - name: Require manually installed Unity editor"
+	inputs := "          runner-id: ${{ runner.name }}\n          github-token: ${{ github.token }}\n          pull-request-number: ${{ github.event.pull_request.number }}\n          expected-head-sha: ${{ github.event.pull_request.head.sha }}\n"
+	fb := base[strings.Index(base, "  # Runner loss skips every step above"):strings.Index(base, "  # The one required check")]
+	removals := [][]edit{
+		{once(guard, "      - name: Require manually installed Unity editor")},
+		{once(inputs, "          runner-id: ${{ runner.name }}\n")},
+		{once(fb, ""), once("licensed, fallback-cleanup]", "licensed]"),
+			once("          fallback-result: ${{ needs.fallback-cleanup.result }}\n          fallback-cleanup-result: ${{ needs.fallback-cleanup.outputs.cleanup-result }}", "")},
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		var edits []edit
+		for i, r := range removals {
+			if rapid.Bool().Draw(rt, "remove"+string(rune('0'+i))) {
+				edits = append(edits, r...)
+			}
+		}
+		src := mutated(t, base, edits...)
+		plan := policy.MigrationPlan(snapshotOf(map[string]string{wfPath: src}), basePolicy())
+		require.Empty(rt, plan.Remaining)
+		after := policy.Analyze(snapshotOf(map[string]string{wfPath: applyPlan(t, src, plan.Steps)}), basePolicy())
+		require.Empty(rt, after.Findings, "%+v", after.Findings)
+		require.Equal(rt, len(edits) == 0, len(plan.Steps) == 0)
+	})
 }

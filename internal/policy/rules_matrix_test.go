@@ -87,3 +87,26 @@ func indentBlock(s string) string {
 	}
 	return "\n  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
 }
+
+// FuzzExpandMatrix: any YAML as a matrix expands without a panic, to at
+// most 256 legs, the same way twice.
+func FuzzExpandMatrix(f *testing.F) {
+	for _, s := range []string{"a: [1, 2]\nb: [x]\n", "include:\n  - a: 1\n", "a: [1]\nexclude:\n  - a: 1\n", "${{ x }}", "a: {b: c}", "[1, 2]", "a: [[1]]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		root := rawRoot([]byte("m:\n  " + strings.ReplaceAll(s, "\n", "\n  ")))
+		m := rawGet(root, "m")
+		if m == nil {
+			return
+		}
+		legs, _, ok := expandMatrix(m)
+		legs2, _, ok2 := expandMatrix(m)
+		if ok != ok2 || len(legs) != len(legs2) {
+			t.Fatal("not deterministic")
+		}
+		if ok && len(legs) > maxMatrixLegs {
+			t.Fatalf("%d legs", len(legs))
+		}
+	})
+}
