@@ -34,12 +34,18 @@ var ErrFindings = errors.New("the workflow policy check failed")
 
 // Output is the --json document.
 type Output struct {
+	// Repository is --repository (or, for the lock repository audit,
+	// --lock-repository).
 	Repository string `json:"repository,omitempty"`
 	// WorkflowsChecked is the number of workflow files read (the lock
 	// repository audit: of .yml/.yaml files under .github).
-	WorkflowsChecked int                   `json:"workflowsChecked"`
-	Findings         []Finding             `json:"findings"`
-	Inventory        []policy.InventoryRow `json:"inventory"`
+	WorkflowsChecked int `json:"workflowsChecked"`
+	// Findings are the findings with their fixes (with --from-reference,
+	// those the migration does not resolve).
+	Findings []Finding `json:"findings"`
+	// Inventory is every job's class (empty for the lock repository
+	// audit).
+	Inventory []policy.InventoryRow `json:"inventory"`
 	// Migration is the --from-reference plan (Findings then holds what it
 	// does not resolve).
 	Migration []policy.MigrationStep `json:"migration,omitempty"`
