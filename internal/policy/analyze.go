@@ -13,6 +13,13 @@ const DefaultBranch = "main"
 // deterministic: the same snapshot and policy give the same Result. A file
 // that cannot be parsed is a finding, never skipped.
 func Analyze(s Snapshot, p Policy) Result {
+	_, res := analyze(s, p)
+	return res
+}
+
+// analyze is Analyze, keeping the analysis (MigrationPlan reads its
+// workflows).
+func analyze(s Snapshot, p Policy) (*analysis, Result) {
 	if p.DefaultBranch == "" {
 		p.DefaultBranch = DefaultBranch
 	}
@@ -44,6 +51,7 @@ func Analyze(s Snapshot, p Policy) Result {
 			continue
 		}
 		a.workflowRules(w)
+		a.hygieneRules(w, false)
 	}
 	a.exceptionRules()
 	res := Result{Repository: s.Repository, Commit: s.Commit, Inventory: sortInventory(a.rows), Findings: sortFindings(a.findings)}
@@ -53,7 +61,7 @@ func Analyze(s Snapshot, p Policy) Result {
 	if res.Findings == nil {
 		res.Findings = []Finding{}
 	}
-	return res
+	return a, res
 }
 
 // workflowFiles returns the workflow files GitHub loads: the top level of
@@ -123,6 +131,10 @@ func (a *analysis) resolveCall(w *workflow, j *job) {
 		}
 		a.checkPin(&u, true, w.path, j.id, line)
 		a.remoteCallee(w, j, u.raw, u)
+		return
+	case strings.Contains(u.raw, "${{"):
+		// hygieneRules reports it (expression-in-uses); never resolved.
+		j.unresolved = true
 		return
 	default:
 		a.addDetail(RepositoryAnalysisIncomplete, w.path, j.id, line, "invalid-uses")
@@ -295,9 +307,16 @@ func (a *analysis) workflowRules(w *workflow) {
 			}
 		}
 	}
+	licensed := false
 	for _, j := range w.jobs {
 		if j.fallback {
 			a.fallbackShape(j)
 		}
+		if j.paid && j.call == nil {
+			licensed = true
+		}
+	}
+	if licensed {
+		a.gatekeeperRules(w)
 	}
 }

@@ -45,6 +45,10 @@ const (
 	// MissingRunnerPreflight: no hosted check-unity-runner-availability job
 	// that the licensed job needs.
 	MissingRunnerPreflight Code = "missing-runner-preflight"
+	// UnsafeRunnerPreflight: a preflight job of a licensed workflow that
+	// can pass without checking (continue-on-error, a container, a
+	// conditional or env-bearing preflight step, an actor check).
+	UnsafeRunnerPreflight Code = "unsafe-runner-preflight"
 )
 
 // Rule 4: the editor gate before credentials and the lock.
@@ -104,6 +108,10 @@ const (
 	UnsafeJobContainer Code = "unsafe-job-container"
 	// UnsafeNodeOptions: NODE_OPTIONS set where the lock actions run.
 	UnsafeNodeOptions Code = "unsafe-node-options"
+	// HolderIDSuffixCollision: two legs of a licensed matrix can acquire
+	// under one holder id (rendered holder-id-suffix values collide, the
+	// suffix omits an axis, or the matrix cannot be enumerated).
+	HolderIDSuffixCollision Code = "holder-id-suffix-collision"
 )
 
 // Rule 7: return, classify, release, gate: the job's last four steps.
@@ -145,8 +153,13 @@ const (
 	// last four consecutive steps, or a timeout cuts them short.
 	UnsafeCentralReturnSuffix Code = "unsafe-central-return-suffix"
 	// UnsafeReturnExecutionEnvironment: the return runs elsewhere than on a
-	// self-hosted Windows runner chosen by literal labels.
+	// self-hosted Windows runner chosen by literal labels, or with a step
+	// env:, working-directory or shell that reaches its process.
 	UnsafeReturnExecutionEnvironment Code = "unsafe-return-execution-environment"
+	// UnityReturnInputsNotTyped: the return step's inputs are not the
+	// reviewed ones (an unknown input such as editor-path, a tool-cache or
+	// credential from another expression).
+	UnityReturnInputsNotTyped Code = "unity-return-inputs-not-typed"
 )
 
 // Rule 8: the hosted fallback cleanup for runner loss.
@@ -178,6 +191,11 @@ const (
 	// job bound to the exact needs results, classifier output and trust
 	// expression.
 	MissingUnityAggregate Code = "missing-unity-aggregate"
+	// UnsafeUnityChangeClassifier: the classify-unity-changes job of a
+	// licensed workflow can report a skip it did not decide (a literal
+	// output, continue-on-error, a container, an allowlist the pull request
+	// controls, inputs other than the event's, extra steps, a condition).
+	UnsafeUnityChangeClassifier Code = "unsafe-unity-change-classifier"
 )
 
 // Rule 10: no automatic cancellation on any scope that reaches acquire.
@@ -252,6 +270,31 @@ const (
 	// MissingJobTimeout: a job without timeout-minutes (the 6-hour default
 	// holds a runner and any seat it took).
 	MissingJobTimeout Code = "missing-job-timeout"
+	// SymlinkedFile: a symbolic link under .github: the runner follows it,
+	// the audit does not, so what runs is not what was audited.
+	SymlinkedFile Code = "symlinked-file"
+	// OversizedFile: a workflow or action file over 1 MiB, which the audit
+	// does not read.
+	OversizedFile Code = "oversized-file"
+)
+
+// Credential and pull-request hygiene: reported by the consumer analyzer
+// for every workflow (and the local composite actions it uses) and by the
+// lock repository's audit. SecretInRun, ExcessivePermissions (write-all;
+// the lock repository also needs a top-level block) and
+// PullRequestTargetCheckout above are shared the same way.
+const (
+	// SecretInShell: ${{ secrets.* }} or ${{ github.token }} in a step's
+	// shell: (or defaults.run.shell): the secret becomes part of the
+	// command line.
+	SecretInShell Code = "secret-in-shell"
+	// SecretInScript: ${{ secrets.* }} or ${{ github.token }} inside an
+	// actions/github-script script: the secret becomes program text.
+	SecretInScript Code = "secret-in-github-script"
+	// ExpressionInUses: a uses: (step or reusable-workflow call) written
+	// with ${{ }}: what runs is decided at run time and is never a reviewed
+	// pin.
+	ExpressionInUses Code = "expression-in-uses"
 )
 
 // hints are the one-line fixes printed with each finding.
@@ -268,6 +311,7 @@ var hints = map[Code]string{
 	ApprovalEnvironment:    "remove environment: from the licensed and fallback jobs; a waiting approval holds a seat",
 
 	MissingRunnerPreflight: "add a hosted job running check-unity-runner-availability and list it in the licensed job's needs",
+	UnsafeRunnerPreflight:  "let the preflight fail its job: no continue-on-error, container, step env or condition on the preflight step, no github.actor check",
 
 	MissingUnityEditorCheck:          "add the pinned ensure-unity-editor step as the first step (after the current-head guard)",
 	UnboundedUnityEditorCheck:        "set timeout-minutes on the ensure-unity-editor step to a literal integer from 1 to 10",
@@ -288,6 +332,7 @@ var hints = map[Code]string{
 	JobScopedUnityCredential: "pass Unity credentials only in the env of licensed steps guarded on the acquire output",
 	UnsafeJobContainer:       "run the licensed and fallback jobs directly on the runner, without container or services",
 	UnsafeNodeOptions:        "remove NODE_OPTIONS from the licensed job",
+	HolderIDSuffixCollision:  "make holder-id-suffix name every matrix axis (${{ matrix.<axis> }}) so each leg acquires under its own holder id, over a literal matrix",
 
 	MissingUnityReturn:               "add the pinned return-unity-license step after the licensed steps",
 	UnityReturnNotAlways:             "guard return-unity-license with if: always() && steps.<acquire>.outputs.acquired == 'true'",
@@ -304,7 +349,8 @@ var hints = map[Code]string{
 	CleanupGateBeforeRelease:         "move require-confirmed-unity-cleanup after release-build-lock",
 	CleanupGateInputsNotTyped:        "bind every require-confirmed-unity-cleanup input to the acquire, classifier and release outputs",
 	UnsafeCentralReturnSuffix:        "make return, classify, release and the cleanup gate the job's last four steps, with no timeout below the floors",
-	UnsafeReturnExecutionEnvironment: "run the job that returns the license on a self-hosted Windows runner selected by literal labels",
+	UnsafeReturnExecutionEnvironment: "run the job that returns the license on a self-hosted Windows runner selected by literal labels, without env, shell or working-directory on the return step",
+	UnityReturnInputsNotTyped:        "pass return-unity-license only unity-version, tool-cache: ${{ runner.tool_cache }}, the two Unity secrets, evidence-suffix and editor-layout",
 
 	InvalidFallbackRelease:   "add one hosted fallback job that releases ${{ github.repository }}:${{ github.run_id }}:<job>:<suffix> as unknown/healthy/return-terminated and outputs cleanup-result",
 	InvalidFallbackTimeout:   "set the fallback job's and its release's timeout-minutes to a literal integer of at least 5, or omit them",
@@ -313,7 +359,8 @@ var hints = map[Code]string{
 	UnexpectedFallbackStep:   "leave the release as the fallback job's only step",
 	MissingFallbackAggregate: "bind the aggregate's fallback-result and fallback-cleanup-result to the fallback job",
 
-	MissingUnityAggregate: "add an always() job running require-unity-validation bound to the needs results, the classifier output and the trust expression",
+	MissingUnityAggregate:       "add an always() job running require-unity-validation bound to the needs results, the classifier output and the trust expression",
+	UnsafeUnityChangeClassifier: "run classify-unity-changes in a hosted job of checkout and the classifier only, bound to the event, with a literal independent-paths list and its unity-required output",
 
 	UnsafeWorkflowCancellation: "set cancel-in-progress: false (the YAML boolean) on every concurrency that can reach acquire",
 	UnsafeJobCancellation:      "set cancel-in-progress: false (the YAML boolean) on the job's concurrency",
@@ -338,6 +385,11 @@ var hints = map[Code]string{
 	PullRequestTargetCheckout:            "never check out pull request code in a pull_request_target workflow",
 	ExcessivePermissions:                 "declare permissions: {} at the top and the least each job needs",
 	MissingJobTimeout:                    "set timeout-minutes on every job",
+	SymlinkedFile:                        "replace the symbolic link under .github with the file itself: the runner follows links, the audit reads files",
+	OversizedFile:                        "keep workflow and action files under 1 MiB (split the file); the audit does not read larger ones",
+	SecretInShell:                        "keep secrets out of shell:; pass them through env: and read the variable in the script",
+	SecretInScript:                       "pass the secret through env: (process.env.NAME) or the github-token input, never inside script:",
+	ExpressionInUses:                     "write uses: as a literal owner/repo[/path]@<40-hex commit>; an expression there is never a reviewed pin",
 }
 
 // Hint returns the one-line fix for code ("" for an unknown code).
@@ -348,7 +400,7 @@ func Hint(code Code) string { return hints[code] }
 func ConsumerCodes() []Code {
 	var out []Code
 	for c := range hints {
-		if !selfAuditCodes[c] {
+		if !selfAuditCodes[c] || sharedCodes[c] {
 			out = append(out, c)
 		}
 	}
@@ -367,9 +419,18 @@ func LockRepositoryCodes() []Code {
 	return out
 }
 
+// selfAuditCodes are the lock repository audit's codes.
 var selfAuditCodes = map[Code]bool{
 	CredentialLiteral: true, UnsupportedEnvMapping: true, UnityCredentialOutsideRegisteredPath: true,
 	SecretInRun: true, ExpressionInRun: true, CredentialedURL: true, UnpinnedUses: true,
 	CheckoutPersistsCredentials: true, PullRequestTargetCheckout: true, ExcessivePermissions: true,
-	MissingJobTimeout: true,
+	MissingJobTimeout: true, SecretInShell: true, SecretInScript: true, ExpressionInUses: true,
+	SymlinkedFile: true, OversizedFile: true,
+}
+
+// sharedCodes are the lock repository audit's codes the consumer analyzer
+// reports too (rules_hygiene.go).
+var sharedCodes = map[Code]bool{
+	SecretInRun: true, ExcessivePermissions: true, PullRequestTargetCheckout: true,
+	SecretInShell: true, SecretInScript: true, ExpressionInUses: true,
 }

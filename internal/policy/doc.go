@@ -56,4 +56,20 @@
 // non-licensing-static. A Unity-shaped job that is none of these (a Unity
 // runner label, a Unity editor invocation, a Unity-named action, a lock
 // lifecycle action outside the pattern) is unreviewed-unity-reference.
+//
+// # Every workflow
+//
+// Credential and pull request hygiene holds for every workflow of the
+// repository, licensed or not, and is shared with the lock repository's
+// own audit (rules_hygiene.go): no secret or github.token in run:, shell:
+// or an actions/github-script script:, no expression in uses:, no
+// write-all, and no pull_request_target checkout or fetch of the pull
+// request's code, however the ref reaches the command.
+//
+// # Coming from the reference
+//
+// [MigrationPlan] turns the findings a workflow the reference accepts gets
+// here (the current-head guard, the fallback job, the typed aggregate)
+// into the exact YAML to add, in order; `buildlock policy check
+// --from-reference` prints it.
 package policy

@@ -219,6 +219,39 @@ func contextRefs(s string) []string {
 	return out
 }
 
+// contextRefsOf returns the canonical context paths one parsed expression
+// references: each maximal property chain once ("matrix.os.name", not
+// also "matrix.os" and "matrix").
+func contextRefsOf(n actionlint.ExprNode) []string {
+	var out []string
+	actionlint.VisitExprNode(n, func(x, parent actionlint.ExprNode, entering bool) {
+		if !entering {
+			return
+		}
+		switch x.(type) {
+		case *actionlint.VariableNode, *actionlint.ObjectDerefNode, actionlint.ObjectDerefNode, *actionlint.IndexAccessNode:
+		default:
+			return
+		}
+		switch p := parent.(type) {
+		case *actionlint.ObjectDerefNode:
+			if p.Receiver == x {
+				return
+			}
+		case *actionlint.IndexAccessNode:
+			if p.Operand == x {
+				return
+			}
+		case *actionlint.ArrayDerefNode:
+			if p.Receiver == x {
+				return
+			}
+		}
+		out = append(out, render(x))
+	})
+	return out
+}
+
 // value is an evaluated expression result (GitHub's loose typing).
 type value struct {
 	kind byte // 's' string, 'b' bool, 'n' number, 'z' null
@@ -237,6 +270,20 @@ func (v value) truthy() bool {
 		return v.n != 0 && v.n == v.n
 	default:
 		return false
+	}
+}
+
+// String is GitHub's rendering of a value inside a string template.
+func (v value) String() string {
+	switch v.kind {
+	case 's':
+		return v.s
+	case 'b':
+		return strconv.FormatBool(v.b)
+	case 'n':
+		return strconv.FormatFloat(v.n, 'f', -1, 64)
+	default:
+		return ""
 	}
 }
 

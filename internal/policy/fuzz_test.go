@@ -49,5 +49,8 @@ func FuzzAnalyze(f *testing.F) {
 			require.True(t, found, "findings: %+v", res.Findings)
 		}
 		_ = policy.References(snap)
+		plan := policy.MigrationPlan(snap, pol)
+		require.Equal(t, plan, policy.MigrationPlan(snap, pol), "the plan is deterministic")
+		require.Equal(t, res, plan.Result)
 	})
 }

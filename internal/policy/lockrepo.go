@@ -18,6 +18,9 @@ type LockRepositoryOptions struct {
 	// UnityPaths are the path prefixes (e.g. ".github/actions/return-unity-license/")
 	// allowed to name Unity credentials or game-ci Unity actions.
 	UnityPaths []string
+	// Gaps are what the reader could not audit (snapshot.DotGitHub): each
+	// is a finding (a symbolic link, a file over 1 MiB, an unreadable file).
+	Gaps []Gap
 }
 
 // DefaultUnityPaths are the lock repository's own Unity actions, the only
@@ -47,6 +50,16 @@ func AuditLockRepository(files map[string][]byte, opts LockRepositoryOptions) []
 		opts.UnityPaths = DefaultUnityPaths
 	}
 	a := &analysis{snap: Snapshot{Files: files}, lockRepo: opts.LockRepository, wfByPath: map[string]*workflow{}, actions: map[string]*action{}}
+	for _, g := range opts.Gaps {
+		switch g.Reason {
+		case "not-a-regular-file":
+			a.add(SymlinkedFile, g.Path, "", 0)
+		case "too-large":
+			a.add(OversizedFile, g.Path, "", 0)
+		default:
+			a.addDetail(RepositoryAnalysisIncomplete, g.Path, "", 0, "unreadable")
+		}
+	}
 	var paths []string
 	for p := range files {
 		if strings.HasPrefix(p, ".github/") && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
@@ -250,17 +263,9 @@ func (a *analysis) lockWorkflowAudit(w *workflow) {
 	if perms == nil {
 		a.add(ExcessivePermissions, w.path, "", 1)
 	}
-	prTarget := false
-	for _, ev := range w.ast.On {
-		if ev != nil && ev.EventName() == "pull_request_target" {
-			prTarget = true
-		}
-	}
+	a.hygieneRules(w, true)
 	writes := false
 	for _, j := range w.jobs {
-		if p := rawGet(j.raw, "permissions"); p != nil && p.Kind == yaml.ScalarNode && p.Value == "write-all" {
-			a.add(ExcessivePermissions, w.path, j.id, p.Line)
-		}
 		if j.call != nil {
 			a.usesAudit(w.path, j.id, j.line(), j.call)
 			continue
@@ -282,55 +287,40 @@ func (a *analysis) lockWorkflowAudit(w *workflow) {
 				if lockWriters[name] {
 					reaches = true
 				}
-				if s.uses.isCheckout() {
-					if strings.TrimSpace(s.with["persist-credentials"]) != "false" {
-						a.add(CheckoutPersistsCredentials, w.path, j.id, s.line())
-					}
-					if prTarget && checksOutPullRequest(s.with["ref"]) {
-						a.add(PullRequestTargetCheckout, w.path, j.id, s.line())
-					}
+				if s.uses.isCheckout() && strings.TrimSpace(s.with["persist-credentials"]) != "false" {
+					a.add(CheckoutPersistsCredentials, w.path, j.id, s.line())
 				}
 			}
-			a.runAudit(w.path, j.id, s.line(), s.run)
 		}
 		if reaches {
 			writes = true
 			a.jobCancellation(j)
 		}
 	}
-	if p := rawGet(w.raw, "permissions"); p != nil && p.Kind == yaml.ScalarNode && p.Value == "write-all" {
-		a.add(ExcessivePermissions, w.path, "", p.Line)
-	}
 	if writes {
 		a.workflowCancellation(w)
 	}
 }
 
-// checksOutPullRequest reports whether a checkout ref names the pull
-// request's code.
-func checksOutPullRequest(ref string) bool {
-	for _, r := range contextRefs(ref) {
-		if strings.HasPrefix(r, "github.event.pull_request.head") || r == "github.head_ref" || strings.HasPrefix(r, "github.event.pull_request.merge") {
-			return true
-		}
-	}
-	return strings.Contains(ref, "refs/pull/")
-}
-
 // actionAudit checks one action metadata file of the lock repository:
-// pinned uses: and no ${{ }} in run: of composite steps.
+// pinned uses:, no ${{ }} in run: of composite steps, no secret in shell:
+// or a github-script script:, no expression in uses:.
 func (a *analysis) actionAudit(p string, root *yaml.Node) {
 	steps := rawPath(root, "runs", "steps")
 	if steps == nil || steps.Kind != yaml.SequenceNode {
 		return
 	}
 	for _, sn := range steps.Content {
+		var ref *usesRef
 		if u := rawGet(sn, "uses"); u != nil && u.Kind == yaml.ScalarNode {
-			ref := parseUses(u.Value)
-			a.usesAudit(p, "", u.Line, &ref)
+			r := parseUses(u.Value)
+			ref = &r
+			a.usesAudit(p, "", u.Line, ref)
 		}
+		run, line := "", sn.Line
 		if r := rawGet(sn, "run"); r != nil && r.Kind == yaml.ScalarNode {
-			a.runAudit(p, "", r.Line, r.Value)
+			run, line = r.Value, r.Line
 		}
+		a.stepHygiene(p, "", line, run, shellOf(sn), ref, scalarMap(rawGet(sn, "with")), true)
 	}
 }

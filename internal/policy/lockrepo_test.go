@@ -16,8 +16,9 @@ import (
 // test: this repository's workflows and actions pass every check.
 func TestLockRepositoryAudits(t *testing.T) {
 	t.Parallel()
-	files, err := snapshot.DotGitHub(filepath.Join("..", ".."))
+	files, gaps, err := snapshot.DotGitHub(filepath.Join("..", ".."))
 	require.NoError(t, err)
+	require.Empty(t, gaps)
 	require.Contains(t, files, ".github/workflows/ci.yml")
 	require.Contains(t, files, ".github/actions/acquire-build-lock/action.yml")
 	fs := policy.AuditLockRepository(files, policy.LockRepositoryOptions{LockRepository: lockRepo})
@@ -103,6 +104,10 @@ func TestAuditLockRepositoryCodes(t *testing.T) {
 		{"unity path registered", map[string]string{".github/actions/return-unity-license/action.yml": "name: r\ndescription: r\nruns:\n  using: composite\n  steps:\n    - run: x\n      shell: bash\n      env:\n        UNITY_EMAIL: ${{ inputs.unity-email }}\n"}, ""},
 		{"composite run expression", map[string]string{".github/actions/x/action.yml": "name: r\ndescription: r\nruns:\n  using: composite\n  steps:\n    - run: echo ${{ inputs.a }}\n      shell: bash\n"}, policy.ExpressionInRun},
 		{"composite unpinned", map[string]string{".github/actions/x/action.yml": "name: r\ndescription: r\nruns:\n  using: composite\n  steps:\n    - uses: actions/cache@v4\n"}, policy.UnpinnedUses},
+		{"secret in shell", repl(`      - run: echo "$GITHUB_TOKEN"`, "      - run: echo \"$GITHUB_TOKEN\"\n        shell: bash --rcfile <(echo ${{ secrets.X }}) {0}"), policy.SecretInShell},
+		{"secret in github-script", repl(`      - run: echo "$GITHUB_TOKEN"`, "      - uses: actions/github-script@60a0d83039c74a4aee543508d2ffcb1c3799cdea\n        with:\n          script: console.log('${{ github.token }}')"), policy.SecretInScript},
+		{"expression in uses", repl("uses: ./.github/actions/reap-stale-locks", "uses: ${{ vars.REAPER }}"), policy.ExpressionInUses},
+		{"composite secret in shell", map[string]string{".github/actions/x/action.yml": "name: r\ndescription: r\nruns:\n  using: composite\n  steps:\n    - run: x\n      shell: bash -c \"${{ github.token }}\" {0}\n"}, policy.SecretInShell},
 		{"composite token input", map[string]string{".github/actions/x/action.yml": "name: r\ndescription: r\nruns:\n  using: composite\n  steps:\n    - run: x\n      shell: bash\n      env:\n        INPUT_GITHUB_TOKEN: ${{ inputs.github-token }}\n"}, ""},
 	}
 	for _, tc := range tests {
@@ -138,6 +143,24 @@ func TestAuditLockRepositoryPullRequestTarget(t *testing.T) {
 	got := policy.AuditLockRepository(map[string][]byte{".github/workflows/x.yml": []byte(wf)}, policy.LockRepositoryOptions{LockRepository: lockRepo})
 	require.Len(t, got, 1)
 	assert.Equal(t, policy.PullRequestTargetCheckout, got[0].Code)
+}
+
+// TestAuditLockRepositoryPullRequestTargetIndirection: the head ref
+// reaching a checkout or git through env:, gh pr checkout and pull/N/head
+// fetches are pull request checkouts too.
+func TestAuditLockRepositoryPullRequestTargetIndirection(t *testing.T) {
+	t.Parallel()
+	base := strings.Replace(okLockWorkflow, "  workflow_dispatch:\n", "  pull_request_target:\n  workflow_dispatch:\n", 1)
+	for name, step := range map[string]string{
+		"env indirection": "          persist-credentials: false\n          ref: ${{ env.R }}\n        env:\n          R: ${{ github.head_ref }}\n",
+		"gh pr checkout":  "          persist-credentials: false\n      - run: gh pr checkout \"$N\"\n        env:\n          N: ${{ github.event.number }}\n",
+		"git fetch":       "          persist-credentials: false\n      - run: git fetch origin refs/pull/$N/merge\n        env:\n          N: ${{ github.event.number }}\n",
+	} {
+		wf := strings.Replace(base, "          persist-credentials: false\n", step, 1)
+		got := policy.AuditLockRepository(map[string][]byte{".github/workflows/x.yml": []byte(wf)}, policy.LockRepositoryOptions{LockRepository: lockRepo})
+		require.Len(t, got, 1, "%s: %+v", name, got)
+		assert.Equal(t, policy.PullRequestTargetCheckout, got[0].Code, name)
+	}
 }
 
 func TestQuotedNamesAreSafe(t *testing.T) {

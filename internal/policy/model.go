@@ -66,6 +66,7 @@ type step struct {
 
 	credential     bool // receives Unity credentials
 	activation     bool // can activate Unity
+	unityStart     bool // can start the Unity editor (unitystart.go)
 	marker         bool // Unity-shaped, review required
 	nodeOptions    bool
 	provisioning   bool // installs editors
@@ -100,11 +101,12 @@ type action struct {
 }
 
 type compStep struct {
-	line int
-	uses *usesRef
-	run  string
-	env  map[string]string
-	with map[string]string
+	line  int
+	uses  *usesRef
+	run   string
+	shell string
+	env   map[string]string
+	with  map[string]string
 }
 
 var (
@@ -313,6 +315,7 @@ func parseAction(p string, src []byte) *action {
 		if r := rawGet(sn, "run"); r != nil && r.Kind == yaml.ScalarNode {
 			cs.run = r.Value
 		}
+		cs.shell = shellOf(sn)
 		act.steps = append(act.steps, cs)
 	}
 	return act
@@ -431,6 +434,16 @@ func (s *step) inputFacts(env, with map[string]string) {
 			s.credential = true
 		}
 	}
+	for _, v := range env {
+		if editorPathOutRE.MatchString(v) {
+			s.unityStart = true // a script given the editor's path
+		}
+	}
+	for _, v := range with {
+		if editorPathOutRE.MatchString(v) {
+			s.unityStart = true
+		}
+	}
 }
 
 // scriptFacts merges what a run: script gives the step.
@@ -446,6 +459,9 @@ func (a *analysis) scriptFacts(s *step, run string) {
 		if activateRE.MatchString(run) {
 			s.activation = true
 		}
+	}
+	if startsUnity(run) {
+		s.unityStart, s.marker = true, true
 	}
 	if provisionRE.MatchString(run) {
 		s.provisioning = true
@@ -480,6 +496,7 @@ func (a *analysis) expandLocal(j *job, s *step, dir, from string, line int, seen
 	for _, cs := range act.steps {
 		s.inputFacts(cs.env, cs.with)
 		a.scriptFacts(s, cs.run)
+		a.stepHygiene(act.path, "", cs.line, cs.run, cs.shell, cs.uses, cs.with, false)
 		if cs.uses == nil {
 			continue
 		}

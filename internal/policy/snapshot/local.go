@@ -3,13 +3,14 @@ package snapshot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy"
 )
 
 // Dir is a Source over a local checkout (the working tree as it is, for
@@ -109,34 +110,45 @@ func (d Dir) Read(ctx context.Context, p string) ([]byte, error) {
 
 // DotGitHub reads every .yml/.yaml file under root/.github (workflows and
 // action metadata, at any depth), keyed by repository-relative path, for
-// policy.AuditLockRepository. Symlinks are skipped; a file over
-// MaxFileBytes or more than MaxFiles files is an error.
-func DotGitHub(root string) (map[string][]byte, error) {
+// policy.AuditLockRepository. What it cannot audit is returned as gaps,
+// never skipped: a symbolic link anywhere under .github (a file or a
+// directory; the runner follows it, so the audit would read one thing and
+// the runner run another) is ReasonNotRegular, a file over MaxFileBytes is
+// ReasonTooLarge, a file that cannot be read is ReasonUnreadable. More
+// than MaxFiles files, or a .github that cannot be walked, is an error.
+func DotGitHub(root string) (map[string][]byte, []policy.Gap, error) {
 	files := map[string][]byte{}
+	var gaps []policy.Gap
 	base := filepath.Join(root, ".github")
 	err := filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if de.IsDir() || !de.Type().IsRegular() || !(strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if de.Type()&fs.ModeSymlink != 0 {
+			gaps = append(gaps, policy.Gap{Path: rel, Reason: ReasonNotRegular})
+			return nil
+		}
+		if de.IsDir() || !(strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
 			return nil
 		}
 		if len(files) >= MaxFiles {
 			return errTooMany
 		}
-		rel, err := filepath.Rel(root, p)
+		b, err := Dir{Root: root}.Read(context.Background(), rel)
 		if err != nil {
-			return err
+			gaps = append(gaps, policy.Gap{Path: rel, Reason: reason(err)})
+			return nil
 		}
-		b, err := Dir{Root: root}.Read(context.Background(), filepath.ToSlash(rel))
-		if err != nil {
-			return fmt.Errorf("read %s: %w", rel, err)
-		}
-		files[filepath.ToSlash(rel)] = b
+		files[rel] = b
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
-		return files, nil
+		return files, gaps, nil
 	}
-	return files, err
+	return files, gaps, err
 }
