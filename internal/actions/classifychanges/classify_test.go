@@ -352,3 +352,21 @@ func TestInputFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: event-name and the SHAs are
+// trimmed with String.prototype.trim, so a U+FEFF around them is not part
+// of the value (and a U+0085 is).
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/more.md", "more\n")
+	head := r.commit("docs")
+	s := newStep(t, r.dir, "\ufeffpull_request\ufeff", "\ufeff"+base, head+"\u3000", "docs/**\ufeff")
+	require.NoError(t, s.run())
+	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+
+	s = newStep(t, r.dir, "pull_request\u0085", base, head, "docs/**")
+	require.NoError(t, s.run())
+	assert.Equal(t, "true", s.outputs(t)["unity-required"], "NEL is part of the event name, which is then not pull_request")
+}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/changes"
@@ -43,14 +45,14 @@ func Run(ctx context.Context, deps Deps) error {
 	if err != nil {
 		return failed(err)
 	}
-	event, err := a.Required(InputEventName)
+	event, err := jsinput.Required(a, InputEventName)
 	if err != nil {
 		return failed(err)
 	}
 	if event != changes.PullRequestEvent {
 		return report(a, changes.NotPullRequest(), event, "", "")
 	}
-	base, head := a.Input(InputBaseSHA), a.Input(InputHeadSHA)
+	base, head := jsinput.Input(a, InputBaseSHA), jsinput.Input(a, InputHeadSHA)
 	for _, in := range []struct{ name, value string }{{InputBaseSHA, base}, {InputHeadSHA, head}} {
 		if !shaRE.MatchString(in.value) {
 			return failed(&actionio.InputError{Input: in.name, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA for a pull_request event"})
@@ -61,7 +63,7 @@ func Run(ctx context.Context, deps Deps) error {
 	if err != nil {
 		return failed(err)
 	}
-	dir := strings.TrimSpace(a.Getenv("GITHUB_WORKSPACE"))
+	dir := jsinput.Env(a, "GITHUB_WORKSPACE")
 	if dir == "" {
 		dir = "."
 	}

@@ -23,8 +23,6 @@ type claimed struct {
 	dirID, logID fileid.Identity
 }
 
-func trimSpace(s string) string { return strings.TrimSpace(s) }
-
 func samePath(a, b string) bool {
 	if runtime.GOOS == "windows" {
 		return strings.EqualFold(a, b)

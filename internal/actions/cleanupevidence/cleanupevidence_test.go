@@ -295,3 +295,21 @@ func TestSupplementalEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: U+FEFF around an input is trimmed
+// (String.prototype.trim), U+0085 is not, so "true\u0085" is not a
+// literal boolean.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, positive, "0")
+	for _, name := range []string{"return-command-completed", "evidence-capture-complete", "return-exit-code", "return-log-digest", "return-log-path"} {
+		v := f.r.Getenv(actionio.InputEnvNames(name)[1])
+		f.r.Input(name, "\ufeff"+v+"\u2028")
+	}
+	require.NoError(t, f.run())
+	assert.Equal(t, "cleanup-confirmed", f.r.Outputs()["resource-reason"])
+
+	g := newFixture(t, positive, "0")
+	g.r.Input("return-command-completed", "true\u0085")
+	assert.ErrorContains(t, g.run(), "return-command-completed")
+}

@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
@@ -123,7 +126,7 @@ type inputs struct {
 }
 
 func literalBool(a *actionio.IO, name string) (bool, error) {
-	switch a.Input(name) {
+	switch jsinput.Input(a, name) {
 	case "true":
 		return true, nil
 	case "false":
@@ -135,7 +138,7 @@ func literalBool(a *actionio.IO, name string) (bool, error) {
 func readInputs(a *actionio.IO) (inputs, error) {
 	var in inputs
 	var err error
-	if in.logPath, err = a.Required(InputReturnLogPath); err != nil {
+	if in.logPath, err = jsinput.Required(a, InputReturnLogPath); err != nil {
 		return in, err
 	}
 	if in.completed, err = literalBool(a, InputReturnCommandCompleted); err != nil {
@@ -144,7 +147,7 @@ func readInputs(a *actionio.IO) (inputs, error) {
 	if in.captured, err = literalBool(a, InputEvidenceCaptureComplete); err != nil {
 		return in, err
 	}
-	code := a.Input(InputReturnExitCode)
+	code := jsinput.Input(a, InputReturnExitCode)
 	switch {
 	case in.completed && code == "":
 		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodeRequired, Message: "is required when return-command-completed is true"}
@@ -157,7 +160,7 @@ func readInputs(a *actionio.IO) (inputs, error) {
 		}
 		in.exitCode = n
 	}
-	in.digest = a.Input(InputReturnLogDigest)
+	in.digest = jsinput.Input(a, InputReturnLogDigest)
 	switch {
 	case in.captured && !evidence.ValidDigest(in.digest):
 		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be 64 lowercase hex digits when evidence-capture-complete is true"}
@@ -175,7 +178,7 @@ var listSplitRE = regexp.MustCompile(`\r?\n`)
 func parseList(raw string) []string {
 	var out []string
 	for _, l := range listSplitRE.Split(raw, -1) {
-		if l = trimSpace(l); l != "" {
+		if l = jsstr.Trim(l); l != "" {
 			out = append(out, l)
 		}
 	}

@@ -77,3 +77,22 @@ func TestMissingGITHUBOUTPUT(t *testing.T) {
 	var out actionio.SyncBuffer
 	assert.ErrorContains(t, cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &out}), "GITHUB_OUTPUT")
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the gate compares its inputs after
+// String.prototype.trim (unity-lifecycle-facts.md §7): a U+FEFF around a
+// value is trimmed, a U+0085 is part of the value.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	r, _, err := gate(t, map[string]string{"acquired": "\ufefffalse\ufeff"})
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"], "ZWNBSP is JavaScript whitespace")
+	in := safeCooldown()
+	for k, v := range in {
+		in[k] = "\ufeff" + v + "\u2028"
+	}
+	r, _, err = gate(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
+	_, _, err = gate(t, map[string]string{"acquired": "false\u0085"})
+	assert.ErrorContains(t, err, "acquired-invalid", "NEL is not JavaScript whitespace")
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/cleanup"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 )
 
 // Deps are the edges of a run (only Getenv and Stdout are used).
@@ -48,11 +49,11 @@ func Run(ctx context.Context, deps Deps) error {
 		return err
 	}
 	d := cleanup.Evaluate(cleanup.Inputs{
-		Acquired: a.Input(InputAcquired), ClassificationComplete: a.Input(InputClassificationComplete),
-		CleanupStatus: a.Input(InputCleanupStatus), CleanupHealth: a.Input(InputCleanupHealth), CleanupReason: a.Input(InputCleanupReason),
-		ReleaseOutcome: a.Input(InputReleaseOutcome), CleanupResult: a.Input(InputCleanupResult), Released: a.Input(InputReleased),
-		ReleaseHealth: a.Input(InputReleaseHealth), ReleaseReason: a.Input(InputReleaseReason),
-		ReservationState: a.Input(InputReservationState), ReservationID: a.Input(InputReservationID), IncidentID: a.Input(InputIncidentID),
+		Acquired: jsinput.Input(a, InputAcquired), ClassificationComplete: jsinput.Input(a, InputClassificationComplete),
+		CleanupStatus: jsinput.Input(a, InputCleanupStatus), CleanupHealth: jsinput.Input(a, InputCleanupHealth), CleanupReason: jsinput.Input(a, InputCleanupReason),
+		ReleaseOutcome: jsinput.Input(a, InputReleaseOutcome), CleanupResult: jsinput.Input(a, InputCleanupResult), Released: jsinput.Input(a, InputReleased),
+		ReleaseHealth: jsinput.Input(a, InputReleaseHealth), ReleaseReason: jsinput.Input(a, InputReleaseReason),
+		ReservationState: jsinput.Input(a, InputReservationState), ReservationID: jsinput.Input(a, InputReservationID), IncidentID: jsinput.Input(a, InputIncidentID),
 	})
 	_ = a.Summary(actionkit.Table("Unity cleanup gate", []actionkit.Row{
 		{Field: "Cleanup safe", Value: fmt.Sprint(d.Safe)},

@@ -478,3 +478,24 @@ func TestAttemptCeiling(t *testing.T) {
 		assert.Equal(t, int64(preflight.MaxAttempts), routeRequests(w, groupsRoute))
 	})
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the inputs and GITHUB_REPOSITORY
+// are trimmed with String.prototype.trim (a U+FEFF before the JSON is not
+// part of it), and a label is "trimmed" by the same rule.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		w.group("win", 1, "online", false, unityLabels...)
+		j := w.job(t).Input("required-label-sets", "\ufeff"+unitySets+"\u2028").Input("reader-app-id", "\ufeff"+strconv.Itoa(readerAppID)).Input("owner", "acme\ufeff")
+		j.Env["GITHUB_REPOSITORY"] = "\ufeff" + j.Env["GITHUB_REPOSITORY"]
+		require.NoError(t, preflight.Run(context.Background(), j.Deps()))
+		assert.Equal(t, "1", j.Outputs()["registered-runner-count"])
+
+		for _, label := range []string{"\ufeffunity", "unity\u3000"} {
+			j = w.job(t).Input("required-label-sets", `[["self-hosted",`+strconv.Quote(label)+`]]`)
+			var le *runners.LabelSetError
+			require.ErrorAs(t, preflight.Run(context.Background(), j.Deps()), &le, "%q", label)
+			assert.Equal(t, runners.CodeLabelUntrimmed, le.Code)
+		}
+	})
+}

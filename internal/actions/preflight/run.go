@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -42,7 +44,7 @@ func Run(ctx context.Context, deps Deps) error {
 		return err
 	}
 	c, err := ghclient.New(ctx, ghclient.Config{
-		APIURL:            strings.TrimSpace(a.Getenv("GITHUB_API_URL")),
+		APIURL:            jsinput.Env(a, "GITHUB_API_URL"),
 		AppID:             in.AppID,
 		PrivateKey:        in.PrivateKey,
 		InstallationOwner: in.Owner,

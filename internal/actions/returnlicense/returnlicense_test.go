@@ -269,3 +269,20 @@ func TestOldEvidenceIsReplaced(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "forged")
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the inputs are trimmed with
+// String.prototype.trim, so a U+FEFF around the version, the tool cache or
+// the layout is not part of them, while a U+0085 is.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "clean")
+	f.r.Input("unity-version", "\ufeff"+version+"\ufeff")
+	f.r.Input("tool-cache", "\ufeff"+f.r.ToolCache)
+	f.r.Input("editor-layout", "canonical\u2028")
+	require.NoError(t, f.run())
+	assert.Equal(t, "true", f.r.Outputs()["evidence-capture-complete"])
+
+	g := newFixture(t, "clean")
+	g.r.Input("unity-version", version+"\u0085")
+	assert.ErrorContains(t, g.run(), "unity-version")
+}

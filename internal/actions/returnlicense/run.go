@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
@@ -85,7 +87,7 @@ func Run(ctx context.Context, deps Deps) error {
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	// 1. Mask first: nothing below may print a credential, but the runner's
 	// masking is the backstop.
-	email, password := a.Input(InputUnityEmail), a.Input(InputUnityPassword)
+	email, password := jsinput.Input(a, InputUnityEmail), jsinput.Input(a, InputUnityPassword)
 	for _, c := range []string{a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password} {
 		a.Mask(c)
 	}
@@ -229,9 +231,9 @@ func evidencePaths(a *actionio.IO) (paths, error) {
 	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
 		return paths{}, errors.New("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
 	}
-	suffix, err := a.NoEdgeWhitespaceNoNewline(InputEvidenceSuffix, evidence.DefaultSuffix)
-	if err != nil {
-		return paths{}, err
+	suffix := jsinput.Input(a, InputEvidenceSuffix)
+	if suffix == "" {
+		suffix = evidence.DefaultSuffix
 	}
 	if !evidence.ValidSuffix(suffix) {
 		return paths{}, &actionio.InputError{Input: InputEvidenceSuffix, Code: actionio.CodePatternMismatch, Message: "must match " + evidence.SuffixPattern}
@@ -249,16 +251,16 @@ type inputs struct {
 func readInputs(a *actionio.IO, email, password string) (inputs, error) {
 	var in inputs
 	var err error
-	if in.version, err = a.Pattern(InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
+	if in.version, err = jsinput.Pattern(a, InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
 		return in, err
 	}
-	if in.toolCache, err = a.Required(InputToolCache); err != nil {
+	if in.toolCache, err = jsinput.Required(a, InputToolCache); err != nil {
 		return in, err
 	}
 	if !filepath.IsAbs(in.toolCache) {
 		return in, &actionio.InputError{Input: InputToolCache, Code: actionio.CodePatternMismatch, Message: "must be an absolute path (use ${{ runner.tool_cache }})"}
 	}
-	layout := a.Input(InputEditorLayout)
+	layout := jsinput.Input(a, InputEditorLayout)
 	if layout == "" {
 		layout = string(editor.LayoutCanonical)
 	}

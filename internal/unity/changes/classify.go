@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // PullRequestEvent is the only event whose changes are classified
@@ -123,7 +125,7 @@ func DisplayPath(p string) string {
 	if len(p) > 300 {
 		p = p[:300] + "…"
 	}
-	plain := utf8.ValidString(p) && strings.TrimSpace(p) == p && !strings.ContainsFunc(p, func(r rune) bool {
+	plain := utf8.ValidString(p) && !jsstr.HasEdgeSpace(p) && !strings.ContainsFunc(p, func(r rune) bool {
 		return !unicode.IsPrint(r) && r != ' '
 	})
 	if plain {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -142,7 +144,7 @@ func Classify(in Input) Verdict {
 	}
 	var entitlement, ulfReturned, ulfSkipped bool
 	for _, line := range strings.Split(in.ReturnLog, "\n") {
-		line = jsTrim(strings.ReplaceAll(line, "\r", ""))
+		line = jsstr.Trim(strings.ReplaceAll(line, "\r", ""))
 		switch {
 		case line == entitlementLine || line == entitlementLineModule:
 			entitlement = true
@@ -168,19 +170,4 @@ func Classify(in Input) Verdict {
 // text without it is decided by a fast substring search (logs reach 25 MiB).
 func hasMarker(text, literal string, re *regexp.Regexp) bool {
 	return strings.Contains(text, literal) && re.MatchString(text)
-}
-
-// jsTrim trims what ECMAScript's String.prototype.trim trims (WhiteSpace and
-// LineTerminator, which includes U+FEFF but not U+0085); strings.TrimSpace
-// differs on those two.
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, isJSWhitespace)
-}
-
-func isJSWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
