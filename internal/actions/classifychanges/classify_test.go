@@ -332,7 +332,6 @@ func TestInputFailures(t *testing.T) {
 	r := newRepo(t)
 	head := r.head()
 	cases := map[string]func(s *step){
-		"no event":         func(s *step) { delete(s.env, "INPUT_EVENT-NAME") },
 		"short base":       func(s *step) { s.env["INPUT_BASE-SHA"] = "abc" },
 		"missing head":     func(s *step) { delete(s.env, "INPUT_HEAD-SHA") },
 		"option-like head": func(s *step) { s.env["INPUT_HEAD-SHA"] = "--output=/tmp/x" + strings.Repeat("a", 24) },
@@ -369,4 +368,33 @@ func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
 	s = newStep(t, r.dir, "pull_request\u0085", base, head, "docs/**")
 	require.NoError(t, s.run())
 	assert.Equal(t, "true", s.outputs(t)["unity-required"], "NEL is part of the event name, which is then not pull_request")
+}
+
+// TestEmptyEventNameRequiresUnityLikeTheReference: an empty (or
+// whitespace-only) event-name is not pull_request, so Unity is required and
+// the step succeeds, as in the reference; the declaration is still
+// validated.
+func TestEmptyEventNameRequiresUnityLikeTheReference(t *testing.T) {
+	for _, event := range []string{"", " \ufeff"} {
+		s := newStep(t, filepath.Join(t.TempDir(), "no-repo"), event, "", "", "docs/**")
+		require.NoError(t, s.run(), "%q", event)
+		assert.Equal(t, "true", s.outputs(t)["unity-required"])
+		assert.Contains(t, s.summary(), changes.ReasonNotPullRequest)
+		assert.Contains(t, s.out.String(), "::notice::Unity required: no event name was given")
+	}
+	s := newStep(t, t.TempDir(), "", "", "", ".github/**")
+	var de *changes.DeclarationError
+	require.ErrorAs(t, s.run(), &de)
+}
+
+// TestARootFileNamedExactlyDotMdRequiresUnity pins a deliberate
+// difference: a root file named ".md" has no name before its extension (a
+// dot file), so it is not a root-level *.md document and requires Unity.
+func TestARootFileNamedExactlyDotMdRequiresUnity(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write(".md", "notes\n")
+	head := r.commit("dot md")
+	s, err := classify(t, r, base, head, "")
+	requireUnity(t, s, err, ".md")
 }

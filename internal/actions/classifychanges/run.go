@@ -45,10 +45,10 @@ func Run(ctx context.Context, deps Deps) error {
 	if err != nil {
 		return failed(err)
 	}
-	event, err := jsinput.Required(a, InputEventName)
-	if err != nil {
-		return failed(err)
-	}
+	// An empty event-name is not pull_request: Unity is required and the
+	// step succeeds, as in the reference (nothing proves the change
+	// Unity-independent, and failing would only hide the decision).
+	event := jsinput.Input(a, InputEventName)
 	if event != changes.PullRequestEvent {
 		return report(a, changes.NotPullRequest(), event, "", "")
 	}
@@ -87,12 +87,14 @@ func failed(err error) error {
 // turns unity-required to false.
 func report(a *actionio.IO, dec changes.Decision, event, base, head string) error {
 	var msg string
-	switch dec.Reason {
-	case changes.ReasonNotPullRequest:
+	switch {
+	case dec.Reason == changes.ReasonNotPullRequest && event == "":
+		msg = "Unity required: no event name was given (pass event-name: ${{ github.event_name }}), so nothing proves the change Unity-independent."
+	case dec.Reason == changes.ReasonNotPullRequest:
 		msg = fmt.Sprintf("Unity required: event %s is not a pull request, so nothing proves the change Unity-independent.", changes.DisplayPath(event))
-	case changes.ReasonEmptyDiff:
+	case dec.Reason == changes.ReasonEmptyDiff:
 		msg = fmt.Sprintf("Unity required: git reports no changed path between %s and %s, so nothing proves the change Unity-independent.", base, head)
-	case changes.ReasonUnityPath:
+	case dec.Reason == changes.ReasonUnityPath:
 		msg = fmt.Sprintf("Unity required: %s is neither in the central Unity-independent allowlist nor under a declared independent path (first of %d changed path(s)).",
 			changes.DisplayPath(dec.ForcedBy), dec.Paths)
 	default:
