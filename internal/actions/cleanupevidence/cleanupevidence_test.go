@@ -250,7 +250,6 @@ func TestSupplementalEvidence(t *testing.T) {
 	}{
 		{"missing path", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope.log") }},
 		{"relative path", func(t *testing.T) string { return "relative.log" }},
-		{"not a .log or .txt file", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.bin"), "x") }},
 		{"invalid UTF-8", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\xff") }},
 		{"NUL", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\x00") }},
 		{"over 25 MiB in total", func(t *testing.T) string {
@@ -312,4 +311,129 @@ func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
 	g := newFixture(t, positive, "0")
 	g.r.Input("return-command-completed", "true\u0085")
 	assert.ErrorContains(t, g.run(), "return-command-completed")
+}
+
+// supplementalRun runs the classifier with a confirmed return log and the
+// given supplemental-evidence-paths; it returns the outputs and the return
+// log's bytes.
+func supplementalRun(t *testing.T, paths string, env map[string]string) (map[string]string, []byte, string) {
+	t.Helper()
+	f := newFixture(t, positive, "0")
+	for k, v := range env {
+		f.r.Env[k] = v
+	}
+	f.r.Input("supplemental-evidence-paths", paths)
+	logBytes, err := os.ReadFile(f.log)
+	require.NoError(t, err)
+	require.NoError(t, f.run(), "a supplemental problem never fails the step")
+	return f.r.Outputs(), logBytes, f.stdout.String()
+}
+
+func writeFile(t *testing.T, p string, b []byte) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+// TestA20111AfterASupplementalProblemIsFound: the contract searches every
+// supplemental file, so a problem with one file (unreadable, over the
+// size bound) makes the evidence incomplete but collection goes on; a
+// 20111 in a later file still blocks the account, and the digest covers
+// exactly the files that were read.
+func TestA20111AfterASupplementalProblemIsFound(t *testing.T) {
+	t.Parallel()
+	blocked := []byte("[Licensing::Client] Error: Code 20111\n")
+	tests := map[string]func(t *testing.T, d string) string{
+		"an earlier file is not valid UTF-8": func(t *testing.T, d string) string {
+			return writeFile(t, filepath.Join(d, "a", "first.log"), []byte("\xff\xfe")) + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier file pushes the total over 25 MiB": func(t *testing.T, d string) string {
+			big := writeFile(t, filepath.Join(d, "a", "big.log"), []byte(strings.Repeat("x", evidence.MaxTotalBytes-10)))
+			return big + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier file is missing": func(t *testing.T, d string) string {
+			return filepath.Join(d, "gone.log") + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier entry of the same directory is unreadable": func(t *testing.T, d string) string {
+			writeFile(t, filepath.Join(d, "a.log"), []byte("\x00"))
+			writeFile(t, filepath.Join(d, "b.log"), blocked)
+			return d
+		},
+	}
+	for name, setup := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out, logBytes, stdout := supplementalRun(t, setup(t, t.TempDir()), nil)
+			assert.Equal(t, []string{"unknown", "blocked", "unity-account-limit-20111"},
+				[]string{out["resource-cleanup-status"], out["resource-health"], out["resource-reason"]})
+			assert.Equal(t, evidence.Digest(logBytes, [][]byte{blocked}), out["evidence-digest"], "the digest covers exactly the file that was read")
+			assert.Equal(t, "true", out["classification-complete"])
+			assert.Contains(t, stdout, "::warning::Supplemental evidence is incomplete")
+		})
+	}
+}
+
+// TestSupplementalPathsAsTheReferenceReadsThem: a relative path is read
+// from the workspace (the step's working directory), a file named directly
+// is read whatever its extension, the 4,096th directory entry reaches the
+// entry limit, and a file named ".log" has no extension (a dot file) so a
+// directory walk skips it.
+func TestSupplementalPathsAsTheReferenceReadsThem(t *testing.T) {
+	t.Parallel()
+	t.Run("relative path under the workspace", func(t *testing.T) {
+		t.Parallel()
+		ws := t.TempDir()
+		b := []byte("editor log\n")
+		writeFile(t, filepath.Join(ws, "Logs", "Editor.log"), b)
+		out, logBytes, _ := supplementalRun(t, "Logs/Editor.log", map[string]string{"GITHUB_WORKSPACE": ws})
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{b}), out["evidence-digest"])
+	})
+	t.Run("relative path without a workspace", func(t *testing.T) {
+		t.Parallel()
+		out, _, stdout := supplementalRun(t, "Logs/Editor.log", map[string]string{"GITHUB_WORKSPACE": ""})
+		assert.Equal(t, "return-log-truncated", out["resource-reason"])
+		assert.Contains(t, stdout, "GITHUB_WORKSPACE")
+	})
+	t.Run("a file named directly is read whatever its extension", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		plain := writeFile(t, filepath.Join(d, "licensing.json"), []byte(`{"ok":true}`))
+		out, logBytes, _ := supplementalRun(t, plain, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte(`{"ok":true}`)}), out["evidence-digest"])
+		marked := writeFile(t, filepath.Join(d, "Editor.log.1"), []byte("code 20111\n"))
+		out, _, _ = supplementalRun(t, marked, nil)
+		assert.Equal(t, "unity-account-limit-20111", out["resource-reason"])
+	})
+	t.Run("4095 directory entries are complete", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		for i := range evidence.MaxEntries - 1 {
+			writeFile(t, filepath.Join(d, fmt.Sprintf("%05d.bin", i)), nil)
+		}
+		out, _, _ := supplementalRun(t, d, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+	})
+	t.Run("the 4096th directory entry reaches the limit", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		for i := range evidence.MaxEntries {
+			writeFile(t, filepath.Join(d, fmt.Sprintf("%05d.bin", i)), nil)
+		}
+		out, _, stdout := supplementalRun(t, d, nil)
+		assert.Equal(t, "return-log-truncated", out["resource-reason"])
+		assert.Contains(t, stdout, "4096 directory entries")
+	})
+	t.Run("a file named .log is skipped by a directory walk", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, ".log"), []byte("20111\n"))
+		writeFile(t, filepath.Join(d, ".txt"), []byte("\xff"))
+		b := writeFile(t, filepath.Join(d, "a.log"), []byte("a\n"))
+		out, logBytes, _ := supplementalRun(t, d, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte("a\n")}), out["evidence-digest"], b)
+	})
 }

@@ -73,12 +73,12 @@ func Run(ctx context.Context, deps Deps) error {
 	if in.captured && evidence.FileDigest(logBytes) != in.digest {
 		return errors.New("return-log-digest does not match the return log: the evidence changed after the return step wrote it")
 	}
-	supp := collectSupplemental(in.supplemental, c.logID)
-	if supp.problem != "" {
-		a.Warning("Supplemental evidence is incomplete (" + supp.problem + "); the capture counts as incomplete.")
+	supp := collectSupplemental(in.supplemental, c.logID, jsinput.Env(a, "GITHUB_WORKSPACE"))
+	if !supp.complete() {
+		a.Warning("Supplemental evidence is incomplete (" + supp.summary() + "); the capture counts as incomplete, and every other supplemental file was still searched.")
 	}
 	v := evidence.Classify(evidence.Input{
-		Completed: in.completed, ExitCode: in.exitCode, CaptureComplete: in.captured && supp.problem == "",
+		Completed: in.completed, ExitCode: in.exitCode, CaptureComplete: in.captured && supp.complete(),
 		ReturnLog: text, Supplemental: supp.texts,
 	})
 	digest := evidence.Digest(logBytes, supp.raw)

@@ -119,3 +119,24 @@ func TestULFReturnedLineAcceptsJavaScriptWhitespaceAroundTheColon(t *testing.T) 
 	v := evidence.Classify(in(entitlement + "\n[Licensing::Client] Successfully returned ULF license with serial number:\u2003\u2003\n"))
 	assert.Equal(t, 9, v.Rule.Number)
 }
+
+// TestNodeExtMatchesNodeJS: the table is Node.js v20's path.extname (posix
+// and win32 agree on these names).
+func TestNodeExtMatchesNodeJS(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		".log": "", "..log": ".log", "...log": ".log", "a.log": ".log", "a.": ".", "..": "", "...": ".", ".": "",
+		"a": "", "a.b.c": ".c", ".a.b": ".b", "a..": ".", "log": "", "x.LOG": ".LOG", ". log": "",
+	} {
+		assert.Equal(t, want, evidence.NodeExt(name), "%q", name)
+	}
+	for name, read := range map[string]bool{"a.log": true, "b.TXT": true, ".log": false, ".txt": false, "..log": true, "a.log.1": false, "a.json": false} {
+		assert.Equal(t, read, evidence.WalkReads(name), "%q", name)
+	}
+}
+
+func TestEntryLimitIsReachedAtTheLimit(t *testing.T) {
+	t.Parallel()
+	assert.False(t, evidence.EntryLimitReached(evidence.MaxEntries-1))
+	assert.True(t, evidence.EntryLimitReached(evidence.MaxEntries))
+}
