@@ -14,6 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupevidence"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
@@ -113,18 +114,19 @@ func TestVerdictsOfTheNineRules(t *testing.T) {
 	}
 }
 
+// TestIncompleteCaptureStillClassifiesAndDeletes: a return log written
+// from an incomplete capture, bound by its digest, is classified: a 20111
+// in it still wins (rule 1 before rule 2).
 func TestIncompleteCaptureStillClassifiesAndDeletes(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "Error 20111\n", "1")
 	f.r.Input("evidence-capture-complete", "false")
-	f.r.Input("return-log-digest", "")
 	require.NoError(t, f.run())
 	assert.Equal(t, "unity-account-limit-20111", f.r.Outputs()["resource-reason"], "20111 wins over a truncated capture")
 
 	g := newFixture(t, positive, "")
 	g.r.Input("return-command-completed", "false")
 	g.r.Input("evidence-capture-complete", "false")
-	g.r.Input("return-log-digest", "")
 	require.NoError(t, g.run())
 	assert.Equal(t, "return-log-truncated", g.r.Outputs()["resource-reason"])
 	assert.Equal(t, "true", g.r.Outputs()["classification-complete"])
@@ -143,12 +145,18 @@ func TestRefusalsLeaveTheDefaults(t *testing.T) {
 		{"digest mismatch", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("a", 64)) }, "does not match"},
 		{"uppercase digest", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("A", 64)) }, "return-log-digest"},
 		{"digest missing", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", "") }, "return-log-digest"},
-		{"digest while incomplete", func(t *testing.T, f *fixture) { f.r.Input("evidence-capture-complete", "false") }, "return-log-digest"},
+		{"digest mismatch while incomplete", func(t *testing.T, f *fixture) {
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", strings.Repeat("b", 64))
+		}, "return-log-digest-mismatch"},
+		{"no digest while incomplete", func(t *testing.T, f *fixture) {
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", "")
+		}, "return-log-digest-missing"},
 		{"exit code missing", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "") }, "return-exit-code"},
 		{"exit code while not completed", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "false") }, "return-exit-code"},
 		{"exit code not decimal", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "0x1") }, "return-exit-code"},
 		{"completed not literal", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "TRUE") }, "return-command-completed"},
-		{"no log path", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", "") }, "return-log-path"},
 		{"another run's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ID"] = "4243" }, "not this run's evidence path"},
 		{"another attempt's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ATTEMPT"] = "2" }, "not this run's evidence path"},
 		{"path with dot-dot", func(t *testing.T, f *fixture) {
@@ -159,7 +167,6 @@ func TestRefusalsLeaveTheDefaults(t *testing.T) {
 			f.r.Input("return-log-path", filepath.Join(other, "unity-return-4242-1-unity-tests", evidence.LogFileName))
 		}, "not this run's evidence path"},
 		{"wrong file name", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", filepath.Join(f.dir, "other.log")) }, "not this run's evidence path"},
-		{"missing log", func(t *testing.T, f *fixture) { require.NoError(t, os.Remove(f.log)) }, "no such file"},
 		{"hard-linked log", func(t *testing.T, f *fixture) {
 			require.NoError(t, os.Link(f.log, filepath.Join(f.r.RunnerTemp, "alias.log")))
 		}, "exactly one link"},
@@ -436,4 +443,74 @@ func TestSupplementalPathsAsTheReferenceReadsThem(t *testing.T) {
 		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
 		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte("a\n")}), out["evidence-digest"], b)
 	})
+}
+
+// TestAMissingReturnLogIsReportedAsMissing: no return-log-path, or no file
+// at it (the return step never ran, failed before the editor ran, or is the
+// reference's, which writes no log when its capture is incomplete), is its
+// own refusal, return-log-missing, in the ::error title; the report is
+// unknown/healthy/cleanup-evidence-unknown (no evidence at all), not
+// return-log-truncated, and classification-complete stays false.
+func TestAMissingReturnLogIsReportedAsMissing(t *testing.T) {
+	t.Parallel()
+	tests := map[string]func(f *fixture){
+		"no return-log-path, the return step never ran": func(f *fixture) {
+			for _, n := range []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"} {
+				f.r.Input(n, "")
+			}
+		},
+		"no file at the path": func(f *fixture) { require.NoError(t, os.RemoveAll(f.dir)) },
+		"the reference's return step after an incomplete capture": func(f *fixture) {
+			require.NoError(t, os.RemoveAll(f.dir))
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", "")
+		},
+	}
+	for name, setup := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			setup(f)
+			err := f.run()
+			assert.Equal(t, cleanupevidence.CodeReturnLogMissing, lockaction.ReasonCode(err), "%v", err)
+			want := defaults()
+			want["resource-reason"] = "cleanup-evidence-unknown"
+			assert.Equal(t, want, f.r.Outputs())
+			out := &actionio.SyncBuffer{}
+			lockaction.Finish(actionio.New(f.r.Getenv, out), nil, err)
+			assert.Contains(t, out.String(), "::error title=return-log-missing::")
+			assert.Contains(t, f.r.Summary(), "Refused: `return-log-missing`")
+		})
+	}
+}
+
+// TestEveryRefusalHasAReasonCode: each refusal carries a stable code for
+// the ::error title.
+func TestEveryRefusalHasAReasonCode(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		setup func(f *fixture)
+		code  string
+	}{
+		"digest mismatch":     {func(f *fixture) { f.r.Input("return-log-digest", strings.Repeat("a", 64)) }, cleanupevidence.CodeDigestMismatch},
+		"another run's path":  {func(f *fixture) { f.r.Env["GITHUB_RUN_ID"] = "4243" }, cleanupevidence.CodeReturnLogPath},
+		"RUNNER_TEMP unset":   {func(f *fixture) { f.r.Env["RUNNER_TEMP"] = "" }, cleanupevidence.CodeRunnerEnvironment},
+		"GITHUB_OUTPUT unset": {func(f *fixture) { f.r.Env["GITHUB_OUTPUT"] = "" }, cleanupevidence.CodeOutputFileMissing},
+		"bad boolean":         {func(f *fixture) { f.r.Input("return-command-completed", "yes") }, "input-invalid-boolean"},
+		"log not valid UTF-8": {func(f *fixture) {
+			require.NoError(t, os.WriteFile(f.log, []byte("\xff"), 0o600))
+			f.r.Input("return-log-digest", evidence.FileDigest([]byte("\xff")))
+		}, cleanupevidence.CodeReturnLogUnreadable},
+		"extra file": {func(f *fixture) {
+			require.NoError(t, os.WriteFile(filepath.Join(f.dir, "extra.txt"), []byte("x"), 0o600))
+		}, cleanupevidence.CodeClaimFailed},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			tt.setup(f)
+			assert.Equal(t, tt.code, lockaction.ReasonCode(f.run()))
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -53,10 +54,13 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return errors.New("GITHUB_OUTPUT is not set: the classifier must write its outputs")
+		return refuse(CodeOutputFileMissing, nil, "GITHUB_OUTPUT is not set: the classifier must write its outputs")
 	}
 	if err := writeVerdict(a, evidence.Default(), evidence.ZeroDigest, false); err != nil {
 		return err
+	}
+	if jsinput.Input(a, InputReturnLogPath) == "" {
+		return missingLog(a, "return-log-path is empty: the return step did not run, or failed before it named its evidence (see its log)")
 	}
 	in, err := readInputs(a)
 	if err != nil {
@@ -64,14 +68,23 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	c, err := claim(a, in.logPath)
 	if err != nil {
+		var re *RefusalError
+		if errors.As(err, &re) && re.Code == CodeReturnLogMissing {
+			return missingLog(a, re.Message)
+		}
 		return err
+	}
+	if in.digest == "" {
+		// Only evidence-capture-complete=false gets here (readInputs):
+		// a log exists that no digest binds to the return step.
+		return refuse(CodeDigestMissing, nil, "evidence-capture-complete is false and return-log-digest is empty, but a return log exists: it cannot be verified against what the return step wrote, so it is not classified (this suite's return step gives the digest of every log it writes)")
 	}
 	logBytes, text, err := c.readLog()
 	if err != nil {
 		return err
 	}
-	if in.captured && evidence.FileDigest(logBytes) != in.digest {
-		return errors.New("return-log-digest does not match the return log: the evidence changed after the return step wrote it")
+	if evidence.FileDigest(logBytes) != in.digest {
+		return refuse(CodeDigestMismatch, nil, "return-log-digest does not match the return log: the evidence changed after the return step wrote it")
 	}
 	supp := collectSupplemental(in.supplemental, c.logID, jsinput.Env(a, "GITHUB_WORKSPACE"))
 	if !supp.complete() {
@@ -83,7 +96,7 @@ func Run(ctx context.Context, deps Deps) error {
 	})
 	digest := evidence.Digest(logBytes, supp.raw)
 	if err := c.deleteEvidence(logBytes); err != nil {
-		return fmt.Errorf("delete the classified evidence by identity: %w", err)
+		return refuse(CodeDeleteFailed, err, "delete the classified evidence by identity")
 	}
 	if err := writeVerdict(a, v, digest, true); err != nil {
 		return err
@@ -98,6 +111,20 @@ func Run(ctx context.Context, deps Deps) error {
 		{Field: "Evidence digest", Value: actionkit.Code(digest)},
 	}))
 	return nil
+}
+
+// missingLog reports a return log that does not exist: the outputs become
+// unknown/healthy/cleanup-evidence-unknown (no evidence at all, rather than
+// the default's return-log-truncated, so release records what happened)
+// with classification-complete=false, and the step fails with
+// return-log-missing.
+func missingLog(a *actionio.IO, why string) error {
+	v := evidence.Default()
+	v.Report.Reason = lockstate.ReasonCleanupEvidenceUnknown
+	if err := writeVerdict(a, v, evidence.ZeroDigest, false); err != nil {
+		return err
+	}
+	return refuse(CodeReturnLogMissing, nil, why+"; the seat's cleanup is unknown, so release quarantines it")
 }
 
 // writeVerdict writes the six outputs as one block, classification-complete
@@ -138,9 +165,7 @@ func literalBool(a *actionio.IO, name string) (bool, error) {
 func readInputs(a *actionio.IO) (inputs, error) {
 	var in inputs
 	var err error
-	if in.logPath, err = jsinput.Required(a, InputReturnLogPath); err != nil {
-		return in, err
-	}
+	in.logPath = jsinput.Input(a, InputReturnLogPath)
 	if in.completed, err = literalBool(a, InputReturnCommandCompleted); err != nil {
 		return in, err
 	}
@@ -160,12 +185,17 @@ func readInputs(a *actionio.IO) (inputs, error) {
 		}
 		in.exitCode = n
 	}
+	// The digest binds the log to the return step (reference §1.10: 64
+	// lowercase hex). It is required with a complete capture; with an
+	// incomplete one it is given whenever the return step wrote a log
+	// (this suite's return step) and absent when it wrote none (the
+	// reference's).
 	in.digest = jsinput.Input(a, InputReturnLogDigest)
 	switch {
 	case in.captured && !evidence.ValidDigest(in.digest):
 		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be 64 lowercase hex digits when evidence-capture-complete is true"}
-	case !in.captured && in.digest != "":
-		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty when evidence-capture-complete is false"}
+	case in.digest != "" && !evidence.ValidDigest(in.digest):
+		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty or 64 lowercase hex digits"}
 	}
 	in.supplemental = parseList(a.RawInput(InputSupplementalEvidencePaths))
 	return in, nil

@@ -143,8 +143,17 @@ func Run(ctx context.Context, deps Deps) error {
 		}
 	}
 	written := returncmd.WriteEvidence(ev.log, out.Output, out.OutputComplete, in.email, in.password)
+	// The digest binds every log written, complete or not, to this step:
+	// the classifier (ours and the reference's) verifies the log it
+	// classifies against it, and a 20111 in an incomplete capture still
+	// counts (docs/divergences.md U3).
+	if written.Written {
+		if err := a.SetOutput(OutputReturnLogDigest, written.Digest); err != nil {
+			return err
+		}
+	}
 	if written.Complete {
-		if err := setAll(a, OutputReturnLogDigest, written.Digest, OutputEvidenceCaptureComplete, "true"); err != nil {
+		if err := a.SetOutput(OutputEvidenceCaptureComplete, "true"); err != nil {
 			return err
 		}
 	}
@@ -210,7 +219,7 @@ func summarize(a *actionio.IO, editorPath, thumbprint, logPath string, o returnc
 		{Field: "Evidence capture complete", Value: strconv.FormatBool(e.Complete)},
 		{Field: "Evidence", Value: actionkit.Code(logPath)},
 	}
-	if e.Complete {
+	if e.Written {
 		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: actionkit.Code(e.Digest)})
 	}
 	_ = a.Summary(actionkit.Table("Unity license return", rows))

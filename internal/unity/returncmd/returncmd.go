@@ -156,7 +156,7 @@ type Evidence struct {
 	// redacted within the cap, written once.
 	Complete bool
 	// Digest is the SHA-256 of the bytes written (return-log-digest);
-	// meaningful only when Complete.
+	// meaningful only when Written (complete or not).
 	Digest string
 	// Written is false when nothing could be written (the file already
 	// existed, or the write failed).
