@@ -286,3 +286,54 @@ func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
 	g.r.Input("unity-version", version+"\u0085")
 	assert.ErrorContains(t, g.run(), "unity-version")
 }
+
+// TestOutputAChildWritesAfterTheEditorExitsIsEvidence: the licensing
+// client the editor started may still hold the output and write the
+// ULF-returned line after Unity.exe exited (on Windows the pipe's handles
+// are inheritable). Capture goes on to end of file, so the line is in the
+// evidence and the capture is complete.
+func TestOutputAChildWritesAfterTheEditorExitsIsEvidence(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake's late child is tested on Linux")
+	}
+	f := newFixture(t, "late-child")
+	require.NoError(t, f.run())
+	b, err := os.ReadFile(f.logPath())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), fakeeditor.ULFLinePrefix+"[REDACTED]\n"+fakeeditor.LateChildLine)
+	out := f.r.Outputs()
+	assert.Equal(t, "true", out["evidence-capture-complete"])
+	assert.Equal(t, evidence.FileDigest(b), out["return-log-digest"])
+}
+
+// TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow: a child that keeps
+// the output open without writing is ended 30 s after the editor exited;
+// the editor's output is complete and the log says a child was ended.
+func TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("uses pidfds")
+	}
+	f := newFixture(t, "leave-grandchild")
+	done := make(chan error, 1)
+	go func() { done <- f.run() }()
+	f.tm.Next(t)        // the 240 s timeout, never fired
+	f.tm.Next(t).Fire() // the drain window after the editor exited
+	require.NoError(t, <-done)
+	assert.Equal(t, "true", f.r.Outputs()["evidence-capture-complete"])
+	assert.Contains(t, f.stdout.String(), "::notice::A process the Unity editor started still held its output 30s after the editor exited")
+}
+
+// TestALeadingBOMIsStrippedAsTheReferenceDoes: the reference decodes the
+// output with a UTF-8 decoder that drops a leading byte order mark, so the
+// log (and its digest) starts after it.
+func TestALeadingBOMIsStrippedAsTheReferenceDoes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "bom")
+	require.NoError(t, f.run())
+	b, err := os.ReadFile(f.logPath())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "Unity Editor (fake) batch mode\n"), "%q", string(b[:min(len(b), 16)]))
+	assert.Equal(t, evidence.FileDigest(b), f.r.Outputs()["return-log-digest"])
+}

@@ -157,6 +157,9 @@ func Run(ctx context.Context, deps Deps) error {
 			return err
 		}
 	}
+	if out.HeldOpen {
+		a.Notice(fmt.Sprintf("A process the Unity editor started still held its output %s after the editor exited; it was ended with the editor's process tree. Everything the editor wrote was captured; to keep that process's own log as evidence, pass it to classify-unity-cleanup-evidence as supplemental-evidence-paths.", returncmd.Grace))
+	}
 	summarize(a, editorPath, verified.Thumbprint, ev.log, out, written)
 	if !out.Completed || !written.Complete || out.ExitCode != 0 {
 		return fmt.Errorf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))
