@@ -337,3 +337,21 @@ func TestALeadingBOMIsStrippedAsTheReferenceDoes(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(b), "Unity Editor (fake) batch mode\n"), "%q", string(b[:min(len(b), 16)]))
 	assert.Equal(t, evidence.FileDigest(b), f.r.Outputs()["return-log-digest"])
 }
+
+// TestEachCredentialIsMaskedOnce: the email and the password are each
+// registered with ::add-mask:: once (a trimmed value equal to the raw one
+// is not masked again).
+func TestEachCredentialIsMaskedOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "clean")
+	require.NoError(t, f.run())
+	log := f.stdout.String()
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::"+password+"\n"))
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::clean@studio.test\n"))
+
+	g := newFixture(t, "clean")
+	g.r.Input("unity-password", " "+password+"\n")
+	require.NoError(t, g.run())
+	log = g.stdout.String()
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::"+password+"\n"), "the raw value's lines and the trimmed value are the same line")
+}

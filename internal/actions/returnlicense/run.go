@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -88,9 +90,7 @@ func Run(ctx context.Context, deps Deps) error {
 	// 1. Mask first: nothing below may print a credential, but the runner's
 	// masking is the backstop.
 	email, password := jsinput.Input(a, InputUnityEmail), jsinput.Input(a, InputUnityPassword)
-	for _, c := range []string{a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password} {
-		a.Mask(c)
-	}
+	maskOnce(a, a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password)
 	// 2. Pessimistic outputs before any check.
 	if err := setAll(a, OutputReturnCommandCompleted, "false", OutputEvidenceCaptureComplete, "false"); err != nil {
 		return err
@@ -165,6 +165,23 @@ func Run(ctx context.Context, deps Deps) error {
 		return fmt.Errorf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))
 	}
 	return nil
+}
+
+// maskOnce registers every distinct line of values with the runner's log
+// redaction, each once: a trimmed value is usually the raw one, and masking
+// it again only doubled the ::add-mask:: lines.
+func maskOnce(a *actionio.IO, values ...string) {
+	seen := map[string]bool{}
+	for _, v := range values {
+		for _, line := range strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n") {
+			line = strings.TrimRight(line, "\r")
+			if jsstr.Trim(line) == "" || seen[line] {
+				continue
+			}
+			seen[line] = true
+			a.Mask(line)
+		}
+	}
 }
 
 func setAll(a *actionio.IO, kv ...string) error {
