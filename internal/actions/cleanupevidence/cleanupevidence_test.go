@@ -92,6 +92,7 @@ func TestVerdictsOfTheNineRules(t *testing.T) {
 		status, health, reason string
 	}{
 		{"20111", "Error 20111\n" + positive, "0", "unknown", "blocked", "unity-account-limit-20111"},
+		{"20111 inside a longer token", "mapped at 0x20111\n" + positive, "0", "unknown", "healthy", "cleanup-evidence-unknown"},
 		{"400006", "status 400006\n" + positive, "0", "unknown", "healthy", "unity-return-400006"},
 		{"terminated", positive, "137", "unknown", "healthy", "return-terminated"},
 		{"windows terminated", positive, "-1073741510", "unknown", "healthy", "return-terminated"},
