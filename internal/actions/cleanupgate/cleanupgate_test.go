@@ -9,6 +9,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupgate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
 )
 
@@ -95,4 +96,29 @@ func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
 	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
 	_, _, err = gate(t, map[string]string{"acquired": "false\u0085"})
 	assert.ErrorContains(t, err, "acquired-invalid", "NEL is not JavaScript whitespace")
+}
+
+// TestRefusalsCarryTheirRuleAsTheErrorTitle: an unsafe verdict is reported
+// as ::error title=<rule code>:: (and as "Refused: <code>" in the job
+// summary) by the binary's exit path, like every other action's refusal.
+func TestRefusalsCarryTheirRuleAsTheErrorTitle(t *testing.T) {
+	t.Parallel()
+	in := safeCooldown()
+	in["cleanup-result"], in["release-outcome"], in["released"] = "lock-release-unreachable", "failure", "false"
+	for code, inputs := range map[string]map[string]string{
+		"lock-release-unreachable":  in,
+		"acquired-invalid":          {},
+		"classification-incomplete": {"acquired": "true"},
+	} {
+		r, _, err := gate(t, inputs)
+		assert.Equal(t, code, lockaction.ReasonCode(err))
+		var out actionio.SyncBuffer
+		assert.Equal(t, lockaction.ExitFailure, lockaction.Finish(actionio.New(r.Getenv, &out), nil, err))
+		assert.Contains(t, out.String(), "::error title="+code+"::")
+		assert.Contains(t, r.Summary(), "Refused: `"+code+"`")
+	}
+	r := fakeeditor.NewRunner(t)
+	r.Env["GITHUB_OUTPUT"] = ""
+	err := cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &actionio.SyncBuffer{}})
+	assert.Equal(t, cleanupgate.CodeOutputFileMissing, lockaction.ReasonCode(err))
 }

@@ -33,6 +33,24 @@ const (
 	OutputCleanupSafe = "cleanup-safe"
 )
 
+// CodeOutputFileMissing is the refusal code when GITHUB_OUTPUT is unset.
+const CodeOutputFileMissing = "output-file-missing"
+
+// UnsafeError is the gate's failure: the stable Code of the first rule the
+// inputs broke (internal/unity/cleanup's codes, e.g. cleanup-not-confirmed
+// or lock-release-unreachable), which becomes the ::error title, and a
+// message saying what to do.
+type UnsafeError struct {
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *UnsafeError) Error() string { return e.Message }
+
+// ReasonCode returns Code (the ::error title and the job summary's code).
+func (e *UnsafeError) ReasonCode() string { return e.Code }
+
 // Run is the require-confirmed-unity-cleanup action.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
@@ -43,7 +61,7 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return errors.New("GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe")
+		return &UnsafeError{Code: CodeOutputFileMissing, Message: "GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe"}
 	}
 	if err := a.SetOutput(OutputCleanupSafe, "false"); err != nil {
 		return err
@@ -61,7 +79,7 @@ func Run(ctx context.Context, deps Deps) error {
 		{Field: "Detail", Value: actionkit.Cell(d.Message)},
 	}))
 	if !d.Safe {
-		return fmt.Errorf("unity cleanup not confirmed (%s): %s", d.Code, d.Message)
+		return &UnsafeError{Code: string(d.Code), Message: "unity cleanup not confirmed (" + string(d.Code) + "): " + d.Message}
 	}
 	if err := a.SetOutput(OutputCleanupSafe, "true"); err != nil {
 		return err
