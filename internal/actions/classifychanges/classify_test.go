@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -304,6 +306,7 @@ func TestMissingCommitFailsWithUnityRequired(t *testing.T) {
 	r := newRepo(t)
 	s, err := classify(t, r, r.head(), strings.Repeat("ab", 20), "docs/**")
 	require.Error(t, err)
+	assert.Equal(t, classifychanges.CodeGitDiffFailed, lockaction.ReasonCode(err))
 	assert.ErrorContains(t, err, "fetch-depth: 0")
 	assert.ErrorContains(t, err, "unity-required stays true")
 	assert.Equal(t, "true", s.outputs(t)["unity-required"])
@@ -343,6 +346,7 @@ func TestInputFailures(t *testing.T) {
 			mutate(s)
 			err := s.run()
 			require.Error(t, err)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			if name == "no GITHUB_OUTPUT" {
 				assert.ErrorIs(t, err, actionio.ErrFileCommandUnavailable)
 				return

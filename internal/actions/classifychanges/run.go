@@ -36,10 +36,10 @@ func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
 	a := actionio.New(d.Getenv, d.Stdout)
 	if err := a.RequireOutputFile(); err != nil {
-		return failed(err)
+		return failedCode(CodeOutputFileMissing, err)
 	}
 	if err := a.SetOutput(OutputUnityRequired, "true"); err != nil {
-		return failed(err)
+		return failedCode(CodeOutputFileMissing, err)
 	}
 	declared, err := changes.ParseIndependentPaths(a.RawInput(InputIndependentPaths))
 	if err != nil {
@@ -61,7 +61,7 @@ func Run(ctx context.Context, deps Deps) error {
 	base, head = strings.ToLower(base), strings.ToLower(head)
 	git, err := FindGit()
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitNotFound, err)
 	}
 	dir := jsinput.Env(a, "GITHUB_WORKSPACE")
 	if dir == "" {
@@ -69,19 +69,50 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	out, err := Git{Path: git, Dir: dir}.ChangedPaths(ctx, base, head)
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitDiffFailed, err)
 	}
 	paths, err := changes.ParseNULPaths(out)
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitDiffMalformed, err)
 	}
 	return report(a, changes.Classify(paths, declared), event, base, head)
 }
 
-// failed marks every error of the classifier with what it leaves behind.
+// Refusal codes of the classifier beyond the input and declaration ones
+// (docs/actions.md); each is the ::error title.
+const (
+	CodeOutputFileMissing = "output-file-missing"
+	CodeGitNotFound       = "git-not-found"
+	CodeGitDiffFailed     = "git-diff-failed"
+	CodeGitDiffMalformed  = "git-diff-malformed"
+)
+
+// FailedError is a classification failure with a stable Code; Unity stays
+// required.
+type FailedError struct {
+	Code string
+	Err  error
+}
+
+// Error implements error.
+func (e *FailedError) Error() string {
+	return "unity change classification failed, unity-required stays true: " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *FailedError) Unwrap() error { return e.Err }
+
+// ReasonCode returns Code.
+func (e *FailedError) ReasonCode() string { return e.Code }
+
+// failed marks an input or declaration refusal (which carries its own
+// code) with what it leaves behind.
 func failed(err error) error {
 	return fmt.Errorf("unity change classification failed, unity-required stays true: %w", err)
 }
+
+// failedCode is failed for an error without a code of its own.
+func failedCode(code string, err error) error { return &FailedError{Code: code, Err: err} }
 
 // report logs the decision, writes the job summary and, for a skip only,
 // turns unity-required to false.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,6 +177,7 @@ func TestFailuresLeaveEditorPathUnwritten(t *testing.T) {
 			err := f.run()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			assert.NotContains(t, f.r.Outputs(), "editor-path")
 		})
 	}

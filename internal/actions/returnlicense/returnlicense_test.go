@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -246,6 +248,7 @@ func TestRefusalsNeverRunTheEditor(t *testing.T) {
 			err := f.run()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			_, statErr := os.Stat(filepath.Join(f.r.RunnerTemp, fakeeditor.InvocationFile))
 			assert.True(t, errors.Is(statErr, os.ErrNotExist), "the editor never ran")
 			out := f.r.Outputs()

@@ -64,6 +64,13 @@ type Deps struct {
 const (
 	CodePlatformRefused = "platform-refused"
 	CodeEditorMissing   = "editor-missing"
+	// CodeRunnerEnvironment: RUNNER_TEMP, GITHUB_RUN_ID or
+	// GITHUB_RUN_ATTEMPT is not usable.
+	CodeRunnerEnvironment = "runner-environment-invalid"
+	// CodeReturnNotClean: the command did not complete, exited non-zero or
+	// was not captured completely (the outputs say which; the classifier
+	// decides what it means for the seat).
+	CodeReturnNotClean = "return-not-clean"
 )
 
 // RefusalError is a refusal with a stable Code.
@@ -74,6 +81,9 @@ type RefusalError struct {
 
 // Error implements error.
 func (e *RefusalError) Error() string { return e.Code + ": " + e.Message }
+
+// ReasonCode returns Code (the ::error title and the job summary's code).
+func (e *RefusalError) ReasonCode() string { return e.Code }
 
 // Run is the return-unity-license action.
 func Run(ctx context.Context, deps Deps) error {
@@ -162,7 +172,7 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	summarize(a, editorPath, verified.Thumbprint, ev.log, out, written)
 	if !out.Completed || !written.Complete || out.ExitCode != 0 {
-		return fmt.Errorf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))
+		return &RefusalError{Code: CodeReturnNotClean, Message: fmt.Sprintf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))}
 	}
 	return nil
 }
@@ -254,11 +264,11 @@ type paths struct{ runnerTemp, dir, log string }
 func evidencePaths(a *actionio.IO) (paths, error) {
 	temp := a.Getenv("RUNNER_TEMP")
 	if temp == "" || !filepath.IsAbs(temp) {
-		return paths{}, errors.New("RUNNER_TEMP must be set to an absolute path")
+		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "RUNNER_TEMP must be set to an absolute path"}
 	}
 	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
 	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
-		return paths{}, errors.New("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
+		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$"}
 	}
 	suffix := jsinput.Input(a, InputEvidenceSuffix)
 	if suffix == "" {

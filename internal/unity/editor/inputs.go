@@ -17,6 +17,9 @@ type PayloadError struct {
 	Rule string
 }
 
+// ReasonCode is the refusal code of every payload-list rule.
+func (e *PayloadError) ReasonCode() string { return "editor-payload-list-invalid" }
+
 // Error implements error.
 func (e *PayloadError) Error() string {
 	return fmt.Sprintf("required-editor-payload-relative-path line %d: %s", e.Line, e.Rule)
