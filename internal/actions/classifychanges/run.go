@@ -75,7 +75,19 @@ func Run(ctx context.Context, deps Deps) error {
 	if err != nil {
 		return failedCode(CodeGitDiffMalformed, err)
 	}
-	return report(a, changes.Classify(paths, declared), event, base, head)
+	dec := changes.Classify(paths, declared)
+	if !dec.UnityRequired {
+		// Every path is in an independent folder by name. Unity still reads
+		// it if a symbolic link under Assets/ (or Packages/,
+		// ProjectSettings/) or a local package of Packages/manifest.json
+		// leads there: read the head's links and manifest and decide.
+		tree, err := Git{Path: git, Dir: dir}.Tree(ctx, head)
+		if err != nil {
+			return failedCode(CodeGitTreeFailed, err)
+		}
+		dec = changes.ClassifyVisible(dec, paths, changes.Visible(tree))
+	}
+	return report(a, dec, event, base, head)
 }
 
 // Refusal codes of the classifier beyond the input and declaration ones
@@ -85,6 +97,7 @@ const (
 	CodeGitNotFound       = "git-not-found"
 	CodeGitDiffFailed     = "git-diff-failed"
 	CodeGitDiffMalformed  = "git-diff-malformed"
+	CodeGitTreeFailed     = "git-tree-failed"
 )
 
 // FailedError is a classification failure with a stable Code; Unity stays
@@ -125,6 +138,11 @@ func report(a *actionio.IO, dec changes.Decision, event, base, head string) erro
 		msg = fmt.Sprintf("Unity required: event %s is not a pull request, so nothing proves the change Unity-independent.", changes.DisplayPath(event))
 	case dec.Reason == changes.ReasonEmptyDiff:
 		msg = fmt.Sprintf("Unity required: git reports no changed path between %s and %s, so nothing proves the change Unity-independent.", base, head)
+	case dec.Reason == changes.ReasonUnityVisible:
+		msg = fmt.Sprintf("Unity required: %s is in a Unity-independent folder by name, but Unity reads it through the %s (first of %d changed path(s)).",
+			changes.DisplayPath(dec.ForcedBy), dec.Via, dec.Paths)
+	case dec.Reason == changes.ReasonVisibilityUnknown:
+		msg = fmt.Sprintf("Unity required: every changed path is in a Unity-independent folder by name, but what Unity reads could not be decided: %s.", dec.Unsure)
 	case dec.Reason == changes.ReasonUnityPath:
 		msg = fmt.Sprintf("Unity required: %s is neither in the central Unity-independent allowlist nor under a declared independent path (first of %d changed path(s)).",
 			changes.DisplayPath(dec.ForcedBy), dec.Paths)
@@ -143,6 +161,12 @@ func report(a *actionio.IO, dec changes.Decision, event, base, head string) erro
 	}
 	if dec.ForcedBy != "" {
 		rows = append(rows, actionkit.Row{Field: "First path that requires Unity", Value: actionkit.Code(changes.DisplayPath(dec.ForcedBy))})
+	}
+	if dec.Via != "" {
+		rows = append(rows, actionkit.Row{Field: "Read by Unity through", Value: actionkit.Cell(dec.Via)})
+	}
+	if dec.Unsure != "" {
+		rows = append(rows, actionkit.Row{Field: "Undecided because", Value: actionkit.Cell(dec.Unsure)})
 	}
 	if err := a.Summary(actionkit.Table("Unity change classification", rows)); err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		a.Warning("Could not write the job summary: " + err.Error())

@@ -48,6 +48,11 @@ type Decision struct {
 	ForcedBy string
 	// Paths is the number of changed paths classified.
 	Paths int
+	// Via says how Unity reads ForcedBy, for ReasonUnityVisible.
+	Via string
+	// Unsure says why visibility was not decided, for
+	// ReasonVisibilityUnknown.
+	Unsure string
 }
 
 // NotPullRequest is the decision for any event other than pull_request.
