@@ -211,8 +211,17 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 		}
 		if o.secondary {
 			// awaitSecondary sleeps before the next attempt, or ends the
-			// call unsent when its deadline comes first.
-			c.warn(retryWarning(name, o, d, attempt, rb))
+			// call unsent when its deadline comes first; the warning says
+			// which, so no retry is announced that never happens.
+			c.gateMu.Lock()
+			until := c.secondaryUntil
+			c.gateMu.Unlock()
+			if end, ok := callEnd(ctx, rb); ok && !until.Before(end) {
+				c.warn(fmt.Sprintf("%s returned HTTP %d; not retrying: GitHub asked to wait until %s, after this call's deadline %s",
+					name, o.status, until.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
+			} else {
+				c.warn(retryWarning(name, o, d, attempt, rb))
+			}
 			c.stats.retry()
 			continue
 		}
@@ -437,10 +446,7 @@ func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, 
 func (c *Client) awaitSecondary(ctx context.Context, op Op, rb resolvedBudget, attempt int, maybeApplied bool, last outcome, until time.Time) error {
 	now := c.clock.Now()
 	d := until.Sub(now)
-	end, hasEnd := ctx.Deadline()
-	if rb.hasDeadline && (!hasEnd || rb.b.Deadline.Before(end)) {
-		end, hasEnd = rb.b.Deadline, true
-	}
+	end, hasEnd := callEnd(ctx, rb)
 	if hasEnd && !until.Before(end) {
 		e := c.exhausted(opName(op, last), rb, attempt-1, maybeApplied, last, rb.hasDeadline)
 		e.SecondaryLimit, e.SecondaryUntil, e.Wait = true, until, d
@@ -475,6 +481,16 @@ func (c *Client) spaceWrite(ctx context.Context, op Op, rb resolvedBudget, attem
 		return c.contextError(op, rb, attempt-1, maybeApplied, last, err)
 	}
 	return ctx.Err()
+}
+
+// callEnd is when a call ends: the earlier of its budget's deadline and its
+// context's.
+func callEnd(ctx context.Context, rb resolvedBudget) (time.Time, bool) {
+	end, hasEnd := ctx.Deadline()
+	if rb.hasDeadline && (!hasEnd || rb.b.Deadline.Before(end)) {
+		end, hasEnd = rb.b.Deadline, true
+	}
+	return end, hasEnd
 }
 
 // later returns the later of a and b.

@@ -258,3 +258,28 @@ func TestWritesAreSpacedOneSecondApart(t *testing.T) {
 	reqs := h.srv.requests()
 	require.Equal(t, 3, len(reqs))
 }
+
+// A secondary limit whose wait ends past the call's deadline ends the call
+// unsent; the warning says so instead of announcing a retry that never
+// happens (issue 22: a long Retry-After "failed at once while saying
+// retrying").
+func TestASecondaryWaitPastTheDeadlineIsNotAnnouncedAsARetry(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	start := h.clock.Now()
+	h.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "600"), body: msg("You have exceeded a secondary rate limit")})
+	e := mustErr(t, h.getRepo(context.Background(), Budget{Deadline: start.Add(150 * time.Second)}))
+	assert.True(t, e.SecondaryLimit)
+	w := h.warnings()
+	require.Len(t, w, 1)
+	assert.Equal(t, "GET repos o/r returned HTTP 429; not retrying: GitHub asked to wait until "+start.Add(600*time.Second).UTC().Format(time.RFC3339)+
+		", after this call's deadline "+start.Add(150*time.Second).UTC().Format(time.RFC3339), w[0])
+	assert.Equal(t, 1, len(h.srv.requests()))
+
+	// A wait that fits is announced, and happens.
+	g := newHarness(t, nil)
+	g.srv.on("GET", repoPath, reply{status: 429, header: hdr("Retry-After", "7"), body: msg("You have exceeded a secondary rate limit")}, reply{body: okRepo})
+	require.NoError(t, g.getRepo(context.Background(), Budget{Deadline: g.clock.Now().Add(150 * time.Second)}))
+	require.Len(t, g.warnings(), 1)
+	assert.Contains(t, g.warnings()[0], "; retrying in 7000 ms")
+}

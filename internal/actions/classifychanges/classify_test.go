@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -304,6 +306,7 @@ func TestMissingCommitFailsWithUnityRequired(t *testing.T) {
 	r := newRepo(t)
 	s, err := classify(t, r, r.head(), strings.Repeat("ab", 20), "docs/**")
 	require.Error(t, err)
+	assert.Equal(t, classifychanges.CodeGitDiffFailed, lockaction.ReasonCode(err))
 	assert.ErrorContains(t, err, "fetch-depth: 0")
 	assert.ErrorContains(t, err, "unity-required stays true")
 	assert.Equal(t, "true", s.outputs(t)["unity-required"])
@@ -332,7 +335,6 @@ func TestInputFailures(t *testing.T) {
 	r := newRepo(t)
 	head := r.head()
 	cases := map[string]func(s *step){
-		"no event":         func(s *step) { delete(s.env, "INPUT_EVENT-NAME") },
 		"short base":       func(s *step) { s.env["INPUT_BASE-SHA"] = "abc" },
 		"missing head":     func(s *step) { delete(s.env, "INPUT_HEAD-SHA") },
 		"option-like head": func(s *step) { s.env["INPUT_HEAD-SHA"] = "--output=/tmp/x" + strings.Repeat("a", 24) },
@@ -344,6 +346,7 @@ func TestInputFailures(t *testing.T) {
 			mutate(s)
 			err := s.run()
 			require.Error(t, err)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			if name == "no GITHUB_OUTPUT" {
 				assert.ErrorIs(t, err, actionio.ErrFileCommandUnavailable)
 				return
@@ -351,4 +354,182 @@ func TestInputFailures(t *testing.T) {
 			assert.Equal(t, "true", s.outputs(t)["unity-required"])
 		})
 	}
+}
+
+// TestInputsAreTrimmedAsJavaScriptTrims: event-name and the SHAs are
+// trimmed with String.prototype.trim, so a U+FEFF around them is not part
+// of the value (and a U+0085 is).
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	base := r.head()
+	r.write("docs/more.md", "more\n")
+	head := r.commit("docs")
+	s := newStep(t, r.dir, "\ufeffpull_request\ufeff", "\ufeff"+base, head+"\u3000", "docs/**\ufeff")
+	require.NoError(t, s.run())
+	assert.Equal(t, "false", s.outputs(t)["unity-required"])
+
+	s = newStep(t, r.dir, "pull_request\u0085", base, head, "docs/**")
+	require.NoError(t, s.run())
+	assert.Equal(t, "true", s.outputs(t)["unity-required"], "NEL is part of the event name, which is then not pull_request")
+}
+
+// TestEmptyEventNameRequiresUnityLikeTheReference: an empty (or
+// whitespace-only) event-name is not pull_request, so Unity is required and
+// the step succeeds, as in the reference; the declaration is still
+// validated.
+func TestEmptyEventNameRequiresUnityLikeTheReference(t *testing.T) {
+	for _, event := range []string{"", " \ufeff"} {
+		s := newStep(t, filepath.Join(t.TempDir(), "no-repo"), event, "", "", "docs/**")
+		require.NoError(t, s.run(), "%q", event)
+		assert.Equal(t, "true", s.outputs(t)["unity-required"])
+		assert.Contains(t, s.summary(), changes.ReasonNotPullRequest)
+		assert.Contains(t, s.out.String(), "::notice::Unity required: no event name was given")
+	}
+	s := newStep(t, t.TempDir(), "", "", "", ".github/**")
+	var de *changes.DeclarationError
+	require.ErrorAs(t, s.run(), &de)
+}
+
+// TestARootFileNamedExactlyDotMdRequiresUnity pins a deliberate
+// difference: a root file named ".md" has no name before its extension (a
+// dot file), so it is not a root-level *.md document and requires Unity.
+func TestARootFileNamedExactlyDotMdRequiresUnity(t *testing.T) {
+	r := newRepo(t)
+	base := r.head()
+	r.write(".md", "notes\n")
+	head := r.commit("dot md")
+	s, err := classify(t, r, base, head, "")
+	requireUnity(t, s, err, ".md")
+}
+
+func (r *repo) symlink(path, target string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, filepath.FromSlash(path))
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(r.t, os.Symlink(target, p))
+}
+
+// TestAChangeUnityReadsThroughASymlinkRequiresUnity: a symbolic link
+// committed under Assets/ makes its target part of the Unity project, so a
+// change there requires Unity although the folder is independent by name
+// (declared, or the central allowlist); real git, real links.
+func TestAChangeUnityReadsThroughASymlinkRequiresUnity(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		link, target, changed, declared, via string
+	}{
+		"declared folder":            {"Assets/Docs", "../docs", "docs/Helper.cs", "docs/**", "symbolic link Assets/Docs → ../docs"},
+		"central allowlist":          {"Assets/Notes", "../progress", "progress/Evil.cs", "", "symbolic link Assets/Notes → ../progress"},
+		"a single file":              {"Assets/Readme.cs", "../README.md", "README.md", "", "symbolic link Assets/Readme.cs → ../README.md"},
+		"under Packages":             {"Packages/com.acme.llm", "../.llm/pkg", ".llm/pkg/Runtime/A.cs", "", "symbolic link Packages/com.acme.llm → ../.llm/pkg"},
+		"the Assets folder is moved": {"Assets", "progress/game", "progress/game/Player.cs", "", "symbolic link Assets → progress/game"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			if tc.link == "Assets" {
+				r.git("rm", "-rq", "Assets")
+				r.write("progress/game/Player.cs", "class Player {}\n")
+			}
+			if !strings.HasSuffix(tc.target, ".md") {
+				r.write(filepath.ToSlash(filepath.Join(filepath.Dir(tc.link), tc.target, "placeholder.txt")), "x\n")
+			}
+			r.symlink(tc.link, tc.target)
+			base := r.commit("link")
+			r.write(tc.changed, "// changed\n")
+			head := r.commit("change")
+			s, err := classify(t, r, base, head, tc.declared)
+			requireUnity(t, s, err, tc.changed)
+			assert.Contains(t, s.summary(), changes.ReasonUnityVisible)
+			assert.Contains(t, s.summary(), "| Read by Unity through | "+tc.via+" |")
+			assert.Contains(t, s.out.String(), "but Unity reads it through the "+tc.via)
+		})
+	}
+}
+
+// TestALocalPackageInAnAllowlistedFolderRequiresUnity: a "file:" package
+// of Packages/manifest.json that lives in an independent folder is code
+// Unity compiles.
+func TestALocalPackageInAnAllowlistedFolderRequiresUnity(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.write("Packages/manifest.json", `{"dependencies":{"com.unity.ugui":"2.0.0","com.acme.tools":"file:../progress/acme-tools"}}`+"\n")
+	r.write("progress/acme-tools/package.json", `{"name":"com.acme.tools"}`+"\n")
+	base := r.commit("local package")
+	r.write("progress/acme-tools/Runtime/Tool.cs", "class Tool {}\n")
+	r.write("progress/2026-01.md", "notes\n")
+	head := r.commit("tool")
+	s, err := classify(t, r, base, head, "")
+	requireUnity(t, s, err, "progress/acme-tools/Runtime/Tool.cs")
+	assert.Contains(t, s.summary(), "local package com.acme.tools (file:../progress/acme-tools)")
+
+	// The same repository with a documentation-only change still skips.
+	r.write("progress/2026-02.md", "notes\n")
+	later := r.commit("notes")
+	s, err = classify(t, r, head, later, "")
+	requireSkip(t, s, err)
+}
+
+// TestWhenVisibilityIsUnknownUnityIsRequired: a link under Assets/ whose
+// target is absolute (or leaves the repository, or a manifest that is not
+// JSON) cannot be proven not to reach a changed file: Unity is required,
+// and the step succeeds saying why.
+func TestWhenVisibilityIsUnknownUnityIsRequired(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]func(r *repo){
+		"absolute link target":  func(r *repo) { r.symlink("Assets/Shared", "/opt/shared") },
+		"link leaving the repo": func(r *repo) { r.symlink("Assets/Up", "../../elsewhere") },
+		"manifest not JSON":     func(r *repo) { r.write("Packages/manifest.json", "{\n") },
+		"manifest is a link": func(r *repo) {
+			r.write("shared/manifest.json", "{}\n")
+			r.symlink("Packages/manifest.json", "../shared/manifest.json")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			setup(r)
+			base := r.commit("setup")
+			r.write("docs/guide.md", "more\n")
+			head := r.commit("docs")
+			s, err := classify(t, r, base, head, "docs/**")
+			require.NoError(t, err)
+			assert.Equal(t, "true", s.outputs(t)["unity-required"])
+			assert.Contains(t, s.summary(), changes.ReasonVisibilityUnknown)
+			assert.Contains(t, s.summary(), "| Undecided because |")
+		})
+	}
+}
+
+// TestHarmlessLinksAndPackagesKeepTheSkip: links that stay inside the
+// Unity roots, links outside them, and registry or git packages change
+// nothing for a documentation-only pull request.
+func TestHarmlessLinksAndPackagesKeepTheSkip(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.symlink("Assets/Alias", "Player.cs")
+	r.symlink("docs/assets", "../Assets")
+	r.write("Packages/manifest.json", `{"dependencies":{"com.unity.ugui":"2.0.0","com.acme.git":"https://github.com/acme/x.git?path=/pkg","com.acme.local":"file:com.acme.local"}}`+"\n")
+	base := r.commit("links")
+	r.write("docs/guide.md", "more\n")
+	head := r.commit("docs")
+	s, err := classify(t, r, base, head, "docs/**")
+	requireSkip(t, s, err)
+}
+
+// TestACaseVariantOfAUnityRootRequiresUnity: the declaration's overlap
+// check is case-sensitive (unity-lifecycle-facts.md §5), so "assets/**" is
+// accepted; but on the case-insensitive file systems Unity runs on,
+// assets/Evil.cs is Assets/Evil.cs, so it requires Unity.
+func TestACaseVariantOfAUnityRootRequiresUnity(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	base := r.head()
+	r.write("assets/Evil.cs", "class Evil {}\n")
+	head := r.commit("evil")
+	s, err := classify(t, r, base, head, "assets/**")
+	requireUnity(t, s, err, "assets/Evil.cs")
+	assert.Contains(t, s.summary(), "a case variant of a Unity root")
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/changes"
@@ -34,23 +36,23 @@ func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
 	a := actionio.New(d.Getenv, d.Stdout)
 	if err := a.RequireOutputFile(); err != nil {
-		return failed(err)
+		return failedCode(CodeOutputFileMissing, err)
 	}
 	if err := a.SetOutput(OutputUnityRequired, "true"); err != nil {
-		return failed(err)
+		return failedCode(CodeOutputFileMissing, err)
 	}
 	declared, err := changes.ParseIndependentPaths(a.RawInput(InputIndependentPaths))
 	if err != nil {
 		return failed(err)
 	}
-	event, err := a.Required(InputEventName)
-	if err != nil {
-		return failed(err)
-	}
+	// An empty event-name is not pull_request: Unity is required and the
+	// step succeeds, as in the reference (nothing proves the change
+	// Unity-independent, and failing would only hide the decision).
+	event := jsinput.Input(a, InputEventName)
 	if event != changes.PullRequestEvent {
 		return report(a, changes.NotPullRequest(), event, "", "")
 	}
-	base, head := a.Input(InputBaseSHA), a.Input(InputHeadSHA)
+	base, head := jsinput.Input(a, InputBaseSHA), jsinput.Input(a, InputHeadSHA)
 	for _, in := range []struct{ name, value string }{{InputBaseSHA, base}, {InputHeadSHA, head}} {
 		if !shaRE.MatchString(in.value) {
 			return failed(&actionio.InputError{Input: in.name, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA for a pull_request event"})
@@ -59,38 +61,89 @@ func Run(ctx context.Context, deps Deps) error {
 	base, head = strings.ToLower(base), strings.ToLower(head)
 	git, err := FindGit()
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitNotFound, err)
 	}
-	dir := strings.TrimSpace(a.Getenv("GITHUB_WORKSPACE"))
+	dir := jsinput.Env(a, "GITHUB_WORKSPACE")
 	if dir == "" {
 		dir = "."
 	}
 	out, err := Git{Path: git, Dir: dir}.ChangedPaths(ctx, base, head)
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitDiffFailed, err)
 	}
 	paths, err := changes.ParseNULPaths(out)
 	if err != nil {
-		return failed(err)
+		return failedCode(CodeGitDiffMalformed, err)
 	}
-	return report(a, changes.Classify(paths, declared), event, base, head)
+	dec := changes.Classify(paths, declared)
+	if !dec.UnityRequired {
+		// Every path is in an independent folder by name. Unity still reads
+		// it if a symbolic link under Assets/ (or Packages/,
+		// ProjectSettings/) or a local package of Packages/manifest.json
+		// leads there: read the head's links and manifest and decide.
+		tree, err := Git{Path: git, Dir: dir}.Tree(ctx, head)
+		if err != nil {
+			return failedCode(CodeGitTreeFailed, err)
+		}
+		dec = changes.ClassifyVisible(dec, paths, changes.Visible(tree))
+	}
+	return report(a, dec, event, base, head)
 }
 
-// failed marks every error of the classifier with what it leaves behind.
+// Refusal codes of the classifier beyond the input and declaration ones
+// (docs/actions.md); each is the ::error title.
+const (
+	CodeOutputFileMissing = "output-file-missing"
+	CodeGitNotFound       = "git-not-found"
+	CodeGitDiffFailed     = "git-diff-failed"
+	CodeGitDiffMalformed  = "git-diff-malformed"
+	CodeGitTreeFailed     = "git-tree-failed"
+)
+
+// FailedError is a classification failure with a stable Code; Unity stays
+// required.
+type FailedError struct {
+	Code string
+	Err  error
+}
+
+// Error implements error.
+func (e *FailedError) Error() string {
+	return "unity change classification failed, unity-required stays true: " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *FailedError) Unwrap() error { return e.Err }
+
+// ReasonCode returns Code.
+func (e *FailedError) ReasonCode() string { return e.Code }
+
+// failed marks an input or declaration refusal (which carries its own
+// code) with what it leaves behind.
 func failed(err error) error {
 	return fmt.Errorf("unity change classification failed, unity-required stays true: %w", err)
 }
+
+// failedCode is failed for an error without a code of its own.
+func failedCode(code string, err error) error { return &FailedError{Code: code, Err: err} }
 
 // report logs the decision, writes the job summary and, for a skip only,
 // turns unity-required to false.
 func report(a *actionio.IO, dec changes.Decision, event, base, head string) error {
 	var msg string
-	switch dec.Reason {
-	case changes.ReasonNotPullRequest:
+	switch {
+	case dec.Reason == changes.ReasonNotPullRequest && event == "":
+		msg = "Unity required: no event name was given (pass event-name: ${{ github.event_name }}), so nothing proves the change Unity-independent."
+	case dec.Reason == changes.ReasonNotPullRequest:
 		msg = fmt.Sprintf("Unity required: event %s is not a pull request, so nothing proves the change Unity-independent.", changes.DisplayPath(event))
-	case changes.ReasonEmptyDiff:
+	case dec.Reason == changes.ReasonEmptyDiff:
 		msg = fmt.Sprintf("Unity required: git reports no changed path between %s and %s, so nothing proves the change Unity-independent.", base, head)
-	case changes.ReasonUnityPath:
+	case dec.Reason == changes.ReasonUnityVisible:
+		msg = fmt.Sprintf("Unity required: %s is in a Unity-independent folder by name, but Unity reads it through the %s (first of %d changed path(s)).",
+			changes.DisplayPath(dec.ForcedBy), dec.Via, dec.Paths)
+	case dec.Reason == changes.ReasonVisibilityUnknown:
+		msg = fmt.Sprintf("Unity required: every changed path is in a Unity-independent folder by name, but what Unity reads could not be decided: %s.", dec.Unsure)
+	case dec.Reason == changes.ReasonUnityPath:
 		msg = fmt.Sprintf("Unity required: %s is neither in the central Unity-independent allowlist nor under a declared independent path (first of %d changed path(s)).",
 			changes.DisplayPath(dec.ForcedBy), dec.Paths)
 	default:
@@ -108,6 +161,12 @@ func report(a *actionio.IO, dec changes.Decision, event, base, head string) erro
 	}
 	if dec.ForcedBy != "" {
 		rows = append(rows, actionkit.Row{Field: "First path that requires Unity", Value: actionkit.Code(changes.DisplayPath(dec.ForcedBy))})
+	}
+	if dec.Via != "" {
+		rows = append(rows, actionkit.Row{Field: "Read by Unity through", Value: actionkit.Cell(dec.Via)})
+	}
+	if dec.Unsure != "" {
+		rows = append(rows, actionkit.Row{Field: "Undecided because", Value: actionkit.Cell(dec.Unsure)})
 	}
 	if err := a.Summary(actionkit.Table("Unity change classification", rows)); err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		a.Warning("Could not write the job summary: " + err.Error())

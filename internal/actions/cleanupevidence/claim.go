@@ -23,8 +23,6 @@ type claimed struct {
 	dirID, logID fileid.Identity
 }
 
-func trimSpace(s string) string { return strings.TrimSpace(s) }
-
 func samePath(a, b string) bool {
 	if runtime.GOOS == "windows" {
 		return strings.EqualFold(a, b)
@@ -37,14 +35,14 @@ func samePath(a, b string) bool {
 func claim(a *actionio.IO, logPath string) (*claimed, error) {
 	temp := a.Getenv("RUNNER_TEMP")
 	if temp == "" || !filepath.IsAbs(temp) {
-		return nil, errors.New("RUNNER_TEMP must be set to an absolute path")
+		return nil, refuse(CodeRunnerEnvironment, nil, "RUNNER_TEMP must be set to an absolute path")
 	}
 	temp = filepath.Clean(temp)
 	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
 	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
-		return nil, errors.New("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
+		return nil, refuse(CodeRunnerEnvironment, nil, "GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
 	}
-	badPath := fmt.Errorf("return-log-path is not this run's evidence path <RUNNER_TEMP>/%s<suffix>/%s", evidence.DirName(runID, attempt, ""), evidence.LogFileName)
+	badPath := refuse(CodeReturnLogPath, nil, fmt.Sprintf("return-log-path is not this run's evidence path <RUNNER_TEMP>/%s<suffix>/%s", evidence.DirName(runID, attempt, ""), evidence.LogFileName))
 	if !filepath.IsAbs(logPath) || filepath.Clean(logPath) != logPath || filepath.Base(logPath) != evidence.LogFileName {
 		return nil, badPath
 	}
@@ -56,44 +54,47 @@ func claim(a *actionio.IO, logPath string) (*claimed, error) {
 		return nil, badPath
 	}
 	if err := fileid.CheckAncestry(logPath); err != nil {
-		return nil, fmt.Errorf("return log %s: %w", logPath, err)
+		if fileid.IsNotExist(err) {
+			return nil, refuse(CodeReturnLogMissing, nil, fmt.Sprintf("there is no return log at %s: the return step did not write its evidence (it failed before the editor ran, or it is the reference's, which writes none when its capture is incomplete)", logPath))
+		}
+		return nil, refuse(CodeReturnLogUnreadable, err, "return log "+logPath)
 	}
 	c := &claimed{runnerTemp: temp}
 	var err error
 	if c.tempID, err = fileid.Lstat(temp); err != nil {
-		return nil, err
+		return nil, refuse(CodeRunnerEnvironment, err, "RUNNER_TEMP")
 	}
 	if c.dirID, err = fileid.Lstat(dir); err != nil {
-		return nil, err
+		return nil, refuse(CodeReturnLogUnreadable, err, "evidence directory")
 	}
 	if c.logID, err = fileid.Lstat(logPath); err != nil {
-		return nil, err
+		return nil, refuse(CodeReturnLogUnreadable, err, "return log")
 	}
 	if !c.logID.Regular || c.logID.Nlink != 1 {
-		return nil, fmt.Errorf("return log %s must be a regular file with exactly one link", logPath)
+		return nil, refuse(CodeReturnLogUnreadable, nil, fmt.Sprintf("return log %s must be a regular file with exactly one link", logPath))
 	}
 	nonce, err := newNonce()
 	if err != nil {
-		return nil, err
+		return nil, refuse(CodeClaimFailed, err, "claim nonce")
 	}
 	c.dir = filepath.Join(temp, evidence.ClaimedName(filepath.Base(dir), nonce))
 	c.log = filepath.Join(c.dir, evidence.LogFileName)
 	if err := os.Rename(dir, c.dir); err != nil {
-		return nil, fmt.Errorf("claim the evidence directory: %w", err)
+		return nil, refuse(CodeClaimFailed, err, "claim the evidence directory")
 	}
 	got, err := fileid.Lstat(c.dir)
 	if err != nil {
-		return nil, err
+		return nil, refuse(CodeClaimFailed, err, "claimed evidence directory")
 	}
 	if !got.Dir || !got.SameObject(c.dirID) {
-		return nil, errors.New("the claimed evidence directory is not the one that was checked")
+		return nil, refuse(CodeClaimFailed, nil, "the claimed evidence directory is not the one that was checked")
 	}
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
-		return nil, err
+		return nil, refuse(CodeClaimFailed, err, "claimed evidence directory")
 	}
 	if len(entries) != 1 || entries[0].Name() != evidence.LogFileName {
-		return nil, fmt.Errorf("the claimed evidence directory must hold exactly %s, it holds %d entries", evidence.LogFileName, len(entries))
+		return nil, refuse(CodeClaimFailed, nil, fmt.Sprintf("the claimed evidence directory must hold exactly %s, it holds %d entries", evidence.LogFileName, len(entries)))
 	}
 	return c, nil
 }
@@ -102,11 +103,11 @@ func claim(a *actionio.IO, logPath string) (*claimed, error) {
 func (c *claimed) readLog() ([]byte, string, error) {
 	b, err := readBounded(c.log, c.logID, evidence.MaxFileBytes, fileid.OpenFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("return log is unreadable: %w", err)
+		return nil, "", refuse(CodeReturnLogUnreadable, err, "return log is unreadable")
 	}
 	text, err := evidence.DecodeText(b)
 	if err != nil {
-		return nil, "", fmt.Errorf("return log is unreadable: %w", err)
+		return nil, "", refuse(CodeReturnLogUnreadable, err, "return log is unreadable")
 	}
 	return b, text, nil
 }

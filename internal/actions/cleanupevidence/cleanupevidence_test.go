@@ -14,6 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupevidence"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
@@ -91,6 +92,7 @@ func TestVerdictsOfTheNineRules(t *testing.T) {
 		status, health, reason string
 	}{
 		{"20111", "Error 20111\n" + positive, "0", "unknown", "blocked", "unity-account-limit-20111"},
+		{"20111 inside a longer token", "mapped at 0x20111\n" + positive, "0", "unknown", "healthy", "cleanup-evidence-unknown"},
 		{"400006", "status 400006\n" + positive, "0", "unknown", "healthy", "unity-return-400006"},
 		{"terminated", positive, "137", "unknown", "healthy", "return-terminated"},
 		{"windows terminated", positive, "-1073741510", "unknown", "healthy", "return-terminated"},
@@ -113,18 +115,19 @@ func TestVerdictsOfTheNineRules(t *testing.T) {
 	}
 }
 
+// TestIncompleteCaptureStillClassifiesAndDeletes: a return log written
+// from an incomplete capture, bound by its digest, is classified: a 20111
+// in it still wins (rule 1 before rule 2).
 func TestIncompleteCaptureStillClassifiesAndDeletes(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "Error 20111\n", "1")
 	f.r.Input("evidence-capture-complete", "false")
-	f.r.Input("return-log-digest", "")
 	require.NoError(t, f.run())
 	assert.Equal(t, "unity-account-limit-20111", f.r.Outputs()["resource-reason"], "20111 wins over a truncated capture")
 
 	g := newFixture(t, positive, "")
 	g.r.Input("return-command-completed", "false")
 	g.r.Input("evidence-capture-complete", "false")
-	g.r.Input("return-log-digest", "")
 	require.NoError(t, g.run())
 	assert.Equal(t, "return-log-truncated", g.r.Outputs()["resource-reason"])
 	assert.Equal(t, "true", g.r.Outputs()["classification-complete"])
@@ -143,12 +146,18 @@ func TestRefusalsLeaveTheDefaults(t *testing.T) {
 		{"digest mismatch", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("a", 64)) }, "does not match"},
 		{"uppercase digest", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", strings.Repeat("A", 64)) }, "return-log-digest"},
 		{"digest missing", func(t *testing.T, f *fixture) { f.r.Input("return-log-digest", "") }, "return-log-digest"},
-		{"digest while incomplete", func(t *testing.T, f *fixture) { f.r.Input("evidence-capture-complete", "false") }, "return-log-digest"},
+		{"digest mismatch while incomplete", func(t *testing.T, f *fixture) {
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", strings.Repeat("b", 64))
+		}, "return-log-digest-mismatch"},
+		{"no digest while incomplete", func(t *testing.T, f *fixture) {
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", "")
+		}, "return-log-digest-missing"},
 		{"exit code missing", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "") }, "return-exit-code"},
 		{"exit code while not completed", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "false") }, "return-exit-code"},
 		{"exit code not decimal", func(t *testing.T, f *fixture) { f.r.Input("return-exit-code", "0x1") }, "return-exit-code"},
 		{"completed not literal", func(t *testing.T, f *fixture) { f.r.Input("return-command-completed", "TRUE") }, "return-command-completed"},
-		{"no log path", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", "") }, "return-log-path"},
 		{"another run's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ID"] = "4243" }, "not this run's evidence path"},
 		{"another attempt's path", func(t *testing.T, f *fixture) { f.r.Env["GITHUB_RUN_ATTEMPT"] = "2" }, "not this run's evidence path"},
 		{"path with dot-dot", func(t *testing.T, f *fixture) {
@@ -159,7 +168,6 @@ func TestRefusalsLeaveTheDefaults(t *testing.T) {
 			f.r.Input("return-log-path", filepath.Join(other, "unity-return-4242-1-unity-tests", evidence.LogFileName))
 		}, "not this run's evidence path"},
 		{"wrong file name", func(t *testing.T, f *fixture) { f.r.Input("return-log-path", filepath.Join(f.dir, "other.log")) }, "not this run's evidence path"},
-		{"missing log", func(t *testing.T, f *fixture) { require.NoError(t, os.Remove(f.log)) }, "no such file"},
 		{"hard-linked log", func(t *testing.T, f *fixture) {
 			require.NoError(t, os.Link(f.log, filepath.Join(f.r.RunnerTemp, "alias.log")))
 		}, "exactly one link"},
@@ -250,7 +258,6 @@ func TestSupplementalEvidence(t *testing.T) {
 	}{
 		{"missing path", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope.log") }},
 		{"relative path", func(t *testing.T) string { return "relative.log" }},
-		{"not a .log or .txt file", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.bin"), "x") }},
 		{"invalid UTF-8", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\xff") }},
 		{"NUL", func(t *testing.T) string { return write(t, filepath.Join(t.TempDir(), "x.log"), "\x00") }},
 		{"over 25 MiB in total", func(t *testing.T) string {
@@ -292,6 +299,219 @@ func TestSupplementalEvidence(t *testing.T) {
 			assert.Equal(t, "return-log-truncated", out["resource-reason"])
 			assert.Equal(t, "true", out["classification-complete"])
 			assert.Contains(t, f.stdout.String(), "::warning::Supplemental evidence is incomplete")
+		})
+	}
+}
+
+// TestInputsAreTrimmedAsJavaScriptTrims: U+FEFF around an input is trimmed
+// (String.prototype.trim), U+0085 is not, so "true\u0085" is not a
+// literal boolean.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, positive, "0")
+	for _, name := range []string{"return-command-completed", "evidence-capture-complete", "return-exit-code", "return-log-digest", "return-log-path"} {
+		v := f.r.Getenv(actionio.InputEnvNames(name)[1])
+		f.r.Input(name, "\ufeff"+v+"\u2028")
+	}
+	require.NoError(t, f.run())
+	assert.Equal(t, "cleanup-confirmed", f.r.Outputs()["resource-reason"])
+
+	g := newFixture(t, positive, "0")
+	g.r.Input("return-command-completed", "true\u0085")
+	assert.ErrorContains(t, g.run(), "return-command-completed")
+}
+
+// supplementalRun runs the classifier with a confirmed return log and the
+// given supplemental-evidence-paths; it returns the outputs and the return
+// log's bytes.
+func supplementalRun(t *testing.T, paths string, env map[string]string) (map[string]string, []byte, string) {
+	t.Helper()
+	f := newFixture(t, positive, "0")
+	for k, v := range env {
+		f.r.Env[k] = v
+	}
+	f.r.Input("supplemental-evidence-paths", paths)
+	logBytes, err := os.ReadFile(f.log)
+	require.NoError(t, err)
+	require.NoError(t, f.run(), "a supplemental problem never fails the step")
+	return f.r.Outputs(), logBytes, f.stdout.String()
+}
+
+func writeFile(t *testing.T, p string, b []byte) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+// TestA20111AfterASupplementalProblemIsFound: the contract searches every
+// supplemental file, so a problem with one file (unreadable, over the
+// size bound) makes the evidence incomplete but collection goes on; a
+// 20111 in a later file still blocks the account, and the digest covers
+// exactly the files that were read.
+func TestA20111AfterASupplementalProblemIsFound(t *testing.T) {
+	t.Parallel()
+	blocked := []byte("[Licensing::Client] Error: Code 20111\n")
+	tests := map[string]func(t *testing.T, d string) string{
+		"an earlier file is not valid UTF-8": func(t *testing.T, d string) string {
+			return writeFile(t, filepath.Join(d, "a", "first.log"), []byte("\xff\xfe")) + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier file pushes the total over 25 MiB": func(t *testing.T, d string) string {
+			big := writeFile(t, filepath.Join(d, "a", "big.log"), []byte(strings.Repeat("x", evidence.MaxTotalBytes-10)))
+			return big + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier file is missing": func(t *testing.T, d string) string {
+			return filepath.Join(d, "gone.log") + "\n" + writeFile(t, filepath.Join(d, "b", "second.log"), blocked)
+		},
+		"an earlier entry of the same directory is unreadable": func(t *testing.T, d string) string {
+			writeFile(t, filepath.Join(d, "a.log"), []byte("\x00"))
+			writeFile(t, filepath.Join(d, "b.log"), blocked)
+			return d
+		},
+	}
+	for name, setup := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out, logBytes, stdout := supplementalRun(t, setup(t, t.TempDir()), nil)
+			assert.Equal(t, []string{"unknown", "blocked", "unity-account-limit-20111"},
+				[]string{out["resource-cleanup-status"], out["resource-health"], out["resource-reason"]})
+			assert.Equal(t, evidence.Digest(logBytes, [][]byte{blocked}), out["evidence-digest"], "the digest covers exactly the file that was read")
+			assert.Equal(t, "true", out["classification-complete"])
+			assert.Contains(t, stdout, "::warning::Supplemental evidence is incomplete")
+		})
+	}
+}
+
+// TestSupplementalPathsAsTheReferenceReadsThem: a relative path is read
+// from the workspace (the step's working directory), a file named directly
+// is read whatever its extension, the 4,096th directory entry reaches the
+// entry limit, and a file named ".log" has no extension (a dot file) so a
+// directory walk skips it.
+func TestSupplementalPathsAsTheReferenceReadsThem(t *testing.T) {
+	t.Parallel()
+	t.Run("relative path under the workspace", func(t *testing.T) {
+		t.Parallel()
+		ws := t.TempDir()
+		b := []byte("editor log\n")
+		writeFile(t, filepath.Join(ws, "Logs", "Editor.log"), b)
+		out, logBytes, _ := supplementalRun(t, "Logs/Editor.log", map[string]string{"GITHUB_WORKSPACE": ws})
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{b}), out["evidence-digest"])
+	})
+	t.Run("relative path without a workspace", func(t *testing.T) {
+		t.Parallel()
+		out, _, stdout := supplementalRun(t, "Logs/Editor.log", map[string]string{"GITHUB_WORKSPACE": ""})
+		assert.Equal(t, "return-log-truncated", out["resource-reason"])
+		assert.Contains(t, stdout, "GITHUB_WORKSPACE")
+	})
+	t.Run("a file named directly is read whatever its extension", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		plain := writeFile(t, filepath.Join(d, "licensing.json"), []byte(`{"ok":true}`))
+		out, logBytes, _ := supplementalRun(t, plain, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte(`{"ok":true}`)}), out["evidence-digest"])
+		marked := writeFile(t, filepath.Join(d, "Editor.log.1"), []byte("code 20111\n"))
+		out, _, _ = supplementalRun(t, marked, nil)
+		assert.Equal(t, "unity-account-limit-20111", out["resource-reason"])
+	})
+	t.Run("4095 directory entries are complete", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		for i := range evidence.MaxEntries - 1 {
+			writeFile(t, filepath.Join(d, fmt.Sprintf("%05d.bin", i)), nil)
+		}
+		out, _, _ := supplementalRun(t, d, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+	})
+	t.Run("the 4096th directory entry reaches the limit", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		for i := range evidence.MaxEntries {
+			writeFile(t, filepath.Join(d, fmt.Sprintf("%05d.bin", i)), nil)
+		}
+		out, _, stdout := supplementalRun(t, d, nil)
+		assert.Equal(t, "return-log-truncated", out["resource-reason"])
+		assert.Contains(t, stdout, "4096 directory entries")
+	})
+	t.Run("a file named .log is skipped by a directory walk", func(t *testing.T) {
+		t.Parallel()
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, ".log"), []byte("20111\n"))
+		writeFile(t, filepath.Join(d, ".txt"), []byte("\xff"))
+		b := writeFile(t, filepath.Join(d, "a.log"), []byte("a\n"))
+		out, logBytes, _ := supplementalRun(t, d, nil)
+		assert.Equal(t, "cleanup-confirmed", out["resource-reason"])
+		assert.Equal(t, evidence.Digest(logBytes, [][]byte{[]byte("a\n")}), out["evidence-digest"], b)
+	})
+}
+
+// TestAMissingReturnLogIsReportedAsMissing: no return-log-path, or no file
+// at it (the return step never ran, failed before the editor ran, or is the
+// reference's, which writes no log when its capture is incomplete), is its
+// own refusal, return-log-missing, in the ::error title; the report is
+// unknown/healthy/cleanup-evidence-unknown (no evidence at all), not
+// return-log-truncated, and classification-complete stays false.
+func TestAMissingReturnLogIsReportedAsMissing(t *testing.T) {
+	t.Parallel()
+	tests := map[string]func(f *fixture){
+		"no return-log-path, the return step never ran": func(f *fixture) {
+			for _, n := range []string{"return-log-path", "return-command-completed", "return-exit-code", "evidence-capture-complete", "return-log-digest"} {
+				f.r.Input(n, "")
+			}
+		},
+		"no file at the path": func(f *fixture) { require.NoError(t, os.RemoveAll(f.dir)) },
+		"the reference's return step after an incomplete capture": func(f *fixture) {
+			require.NoError(t, os.RemoveAll(f.dir))
+			f.r.Input("evidence-capture-complete", "false")
+			f.r.Input("return-log-digest", "")
+		},
+	}
+	for name, setup := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			setup(f)
+			err := f.run()
+			assert.Equal(t, cleanupevidence.CodeReturnLogMissing, lockaction.ReasonCode(err), "%v", err)
+			want := defaults()
+			want["resource-reason"] = "cleanup-evidence-unknown"
+			assert.Equal(t, want, f.r.Outputs())
+			out := &actionio.SyncBuffer{}
+			lockaction.Finish(actionio.New(f.r.Getenv, out), nil, err)
+			assert.Contains(t, out.String(), "::error title=return-log-missing::")
+			assert.Contains(t, f.r.Summary(), "Refused: `return-log-missing`")
+		})
+	}
+}
+
+// TestEveryRefusalHasAReasonCode: each refusal carries a stable code for
+// the ::error title.
+func TestEveryRefusalHasAReasonCode(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		setup func(f *fixture)
+		code  string
+	}{
+		"digest mismatch":     {func(f *fixture) { f.r.Input("return-log-digest", strings.Repeat("a", 64)) }, cleanupevidence.CodeDigestMismatch},
+		"another run's path":  {func(f *fixture) { f.r.Env["GITHUB_RUN_ID"] = "4243" }, cleanupevidence.CodeReturnLogPath},
+		"RUNNER_TEMP unset":   {func(f *fixture) { f.r.Env["RUNNER_TEMP"] = "" }, cleanupevidence.CodeRunnerEnvironment},
+		"GITHUB_OUTPUT unset": {func(f *fixture) { f.r.Env["GITHUB_OUTPUT"] = "" }, cleanupevidence.CodeOutputFileMissing},
+		"bad boolean":         {func(f *fixture) { f.r.Input("return-command-completed", "yes") }, "input-invalid-boolean"},
+		"log not valid UTF-8": {func(f *fixture) {
+			require.NoError(t, os.WriteFile(f.log, []byte("\xff"), 0o600))
+			f.r.Input("return-log-digest", evidence.FileDigest([]byte("\xff")))
+		}, cleanupevidence.CodeReturnLogUnreadable},
+		"extra file": {func(f *fixture) {
+			require.NoError(t, os.WriteFile(filepath.Join(f.dir, "extra.txt"), []byte("x"), 0o600))
+		}, cleanupevidence.CodeClaimFailed},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, positive, "0")
+			tt.setup(f)
+			assert.Equal(t, tt.code, lockaction.ReasonCode(f.run()))
 		})
 	}
 }

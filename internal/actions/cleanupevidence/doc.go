@@ -28,7 +28,12 @@
 //     is re-checked. Only then is the verdict written, as one block ending
 //     with classification-complete=true.
 //
-// Supplemental evidence paths are read-only: any problem with them makes the
-// capture incomplete (rule 2) but never fails the step, and they are never
-// deleted.
+// Supplemental evidence paths are read-only and never deleted: a relative
+// path is read from GITHUB_WORKSPACE, a file named directly is read whatever
+// its extension, a directory walk reads .log and .txt files (Node.js's
+// path.extname, so a dot file ".log" is skipped) and stops when it reaches
+// its 4,096th entry. A problem with one of them makes the capture
+// incomplete (rule 2) but never fails the step, and collection goes on, so
+// a 20111 in a later file still decides; the digest covers exactly the
+// files read.
 package cleanupevidence

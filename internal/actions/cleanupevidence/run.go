@@ -9,6 +9,10 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
@@ -50,10 +54,13 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return errors.New("GITHUB_OUTPUT is not set: the classifier must write its outputs")
+		return refuse(CodeOutputFileMissing, nil, "GITHUB_OUTPUT is not set: the classifier must write its outputs")
 	}
 	if err := writeVerdict(a, evidence.Default(), evidence.ZeroDigest, false); err != nil {
 		return err
+	}
+	if jsinput.Input(a, InputReturnLogPath) == "" {
+		return missingLog(a, "return-log-path is empty: the return step did not run, or failed before it named its evidence (see its log)")
 	}
 	in, err := readInputs(a)
 	if err != nil {
@@ -61,26 +68,35 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	c, err := claim(a, in.logPath)
 	if err != nil {
+		var re *RefusalError
+		if errors.As(err, &re) && re.Code == CodeReturnLogMissing {
+			return missingLog(a, re.Message)
+		}
 		return err
+	}
+	if in.digest == "" {
+		// Only evidence-capture-complete=false gets here (readInputs):
+		// a log exists that no digest binds to the return step.
+		return refuse(CodeDigestMissing, nil, "evidence-capture-complete is false and return-log-digest is empty, but a return log exists: it cannot be verified against what the return step wrote, so it is not classified (this suite's return step gives the digest of every log it writes)")
 	}
 	logBytes, text, err := c.readLog()
 	if err != nil {
 		return err
 	}
-	if in.captured && evidence.FileDigest(logBytes) != in.digest {
-		return errors.New("return-log-digest does not match the return log: the evidence changed after the return step wrote it")
+	if evidence.FileDigest(logBytes) != in.digest {
+		return refuse(CodeDigestMismatch, nil, "return-log-digest does not match the return log: the evidence changed after the return step wrote it")
 	}
-	supp := collectSupplemental(in.supplemental, c.logID)
-	if supp.problem != "" {
-		a.Warning("Supplemental evidence is incomplete (" + supp.problem + "); the capture counts as incomplete.")
+	supp := collectSupplemental(in.supplemental, c.logID, jsinput.Env(a, "GITHUB_WORKSPACE"))
+	if !supp.complete() {
+		a.Warning("Supplemental evidence is incomplete (" + supp.summary() + "); the capture counts as incomplete, and every other supplemental file was still searched.")
 	}
 	v := evidence.Classify(evidence.Input{
-		Completed: in.completed, ExitCode: in.exitCode, CaptureComplete: in.captured && supp.problem == "",
+		Completed: in.completed, ExitCode: in.exitCode, CaptureComplete: in.captured && supp.complete(),
 		ReturnLog: text, Supplemental: supp.texts,
 	})
 	digest := evidence.Digest(logBytes, supp.raw)
 	if err := c.deleteEvidence(logBytes); err != nil {
-		return fmt.Errorf("delete the classified evidence by identity: %w", err)
+		return refuse(CodeDeleteFailed, err, "delete the classified evidence by identity")
 	}
 	if err := writeVerdict(a, v, digest, true); err != nil {
 		return err
@@ -95,6 +111,20 @@ func Run(ctx context.Context, deps Deps) error {
 		{Field: "Evidence digest", Value: actionkit.Code(digest)},
 	}))
 	return nil
+}
+
+// missingLog reports a return log that does not exist: the outputs become
+// unknown/healthy/cleanup-evidence-unknown (no evidence at all, rather than
+// the default's return-log-truncated, so release records what happened)
+// with classification-complete=false, and the step fails with
+// return-log-missing.
+func missingLog(a *actionio.IO, why string) error {
+	v := evidence.Default()
+	v.Report.Reason = lockstate.ReasonCleanupEvidenceUnknown
+	if err := writeVerdict(a, v, evidence.ZeroDigest, false); err != nil {
+		return err
+	}
+	return refuse(CodeReturnLogMissing, nil, why+"; the seat's cleanup is unknown, so release quarantines it")
 }
 
 // writeVerdict writes the six outputs as one block, classification-complete
@@ -123,7 +153,7 @@ type inputs struct {
 }
 
 func literalBool(a *actionio.IO, name string) (bool, error) {
-	switch a.Input(name) {
+	switch jsinput.Input(a, name) {
 	case "true":
 		return true, nil
 	case "false":
@@ -135,16 +165,14 @@ func literalBool(a *actionio.IO, name string) (bool, error) {
 func readInputs(a *actionio.IO) (inputs, error) {
 	var in inputs
 	var err error
-	if in.logPath, err = a.Required(InputReturnLogPath); err != nil {
-		return in, err
-	}
+	in.logPath = jsinput.Input(a, InputReturnLogPath)
 	if in.completed, err = literalBool(a, InputReturnCommandCompleted); err != nil {
 		return in, err
 	}
 	if in.captured, err = literalBool(a, InputEvidenceCaptureComplete); err != nil {
 		return in, err
 	}
-	code := a.Input(InputReturnExitCode)
+	code := jsinput.Input(a, InputReturnExitCode)
 	switch {
 	case in.completed && code == "":
 		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodeRequired, Message: "is required when return-command-completed is true"}
@@ -157,12 +185,17 @@ func readInputs(a *actionio.IO) (inputs, error) {
 		}
 		in.exitCode = n
 	}
-	in.digest = a.Input(InputReturnLogDigest)
+	// The digest binds the log to the return step (reference §1.10: 64
+	// lowercase hex). It is required with a complete capture; with an
+	// incomplete one it is given whenever the return step wrote a log
+	// (this suite's return step) and absent when it wrote none (the
+	// reference's).
+	in.digest = jsinput.Input(a, InputReturnLogDigest)
 	switch {
 	case in.captured && !evidence.ValidDigest(in.digest):
 		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be 64 lowercase hex digits when evidence-capture-complete is true"}
-	case !in.captured && in.digest != "":
-		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty when evidence-capture-complete is false"}
+	case in.digest != "" && !evidence.ValidDigest(in.digest):
+		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty or 64 lowercase hex digits"}
 	}
 	in.supplemental = parseList(a.RawInput(InputSupplementalEvidencePaths))
 	return in, nil
@@ -175,7 +208,7 @@ var listSplitRE = regexp.MustCompile(`\r?\n`)
 func parseList(raw string) []string {
 	var out []string
 	for _, l := range listSplitRE.Split(raw, -1) {
-		if l = trimSpace(l); l != "" {
+		if l = jsstr.Trim(l); l != "" {
 			out = append(out, l)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/cleanupgate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fakeeditor"
 )
 
@@ -76,4 +77,48 @@ func TestMissingGITHUBOUTPUT(t *testing.T) {
 	r.Env["GITHUB_OUTPUT"] = ""
 	var out actionio.SyncBuffer
 	assert.ErrorContains(t, cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &out}), "GITHUB_OUTPUT")
+}
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the gate compares its inputs after
+// String.prototype.trim (unity-lifecycle-facts.md §7): a U+FEFF around a
+// value is trimmed, a U+0085 is part of the value.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	r, _, err := gate(t, map[string]string{"acquired": "\ufefffalse\ufeff"})
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"], "ZWNBSP is JavaScript whitespace")
+	in := safeCooldown()
+	for k, v := range in {
+		in[k] = "\ufeff" + v + "\u2028"
+	}
+	r, _, err = gate(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, "true", r.Outputs()["cleanup-safe"])
+	_, _, err = gate(t, map[string]string{"acquired": "false\u0085"})
+	assert.ErrorContains(t, err, "acquired-invalid", "NEL is not JavaScript whitespace")
+}
+
+// TestRefusalsCarryTheirRuleAsTheErrorTitle: an unsafe verdict is reported
+// as ::error title=<rule code>:: (and as "Refused: <code>" in the job
+// summary) by the binary's exit path, like every other action's refusal.
+func TestRefusalsCarryTheirRuleAsTheErrorTitle(t *testing.T) {
+	t.Parallel()
+	in := safeCooldown()
+	in["cleanup-result"], in["release-outcome"], in["released"] = "lock-release-unreachable", "failure", "false"
+	for code, inputs := range map[string]map[string]string{
+		"lock-release-unreachable":  in,
+		"acquired-invalid":          {},
+		"classification-incomplete": {"acquired": "true"},
+	} {
+		r, _, err := gate(t, inputs)
+		assert.Equal(t, code, lockaction.ReasonCode(err))
+		var out actionio.SyncBuffer
+		assert.Equal(t, lockaction.ExitFailure, lockaction.Finish(actionio.New(r.Getenv, &out), nil, err))
+		assert.Contains(t, out.String(), "::error title="+code+"::")
+		assert.Contains(t, r.Summary(), "Refused: `"+code+"`")
+	}
+	r := fakeeditor.NewRunner(t)
+	r.Env["GITHUB_OUTPUT"] = ""
+	err := cleanupgate.Run(context.Background(), cleanupgate.Deps{Getenv: r.Getenv, Stdout: &actionio.SyncBuffer{}})
+	assert.Equal(t, cleanupgate.CodeOutputFileMissing, lockaction.ReasonCode(err))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/cleanup"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 )
 
 // Deps are the edges of a run (only Getenv and Stdout are used).
@@ -32,6 +33,24 @@ const (
 	OutputCleanupSafe = "cleanup-safe"
 )
 
+// CodeOutputFileMissing is the refusal code when GITHUB_OUTPUT is unset.
+const CodeOutputFileMissing = "output-file-missing"
+
+// UnsafeError is the gate's failure: the stable Code of the first rule the
+// inputs broke (internal/unity/cleanup's codes, e.g. cleanup-not-confirmed
+// or lock-release-unreachable), which becomes the ::error title, and a
+// message saying what to do.
+type UnsafeError struct {
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *UnsafeError) Error() string { return e.Message }
+
+// ReasonCode returns Code (the ::error title and the job summary's code).
+func (e *UnsafeError) ReasonCode() string { return e.Code }
+
 // Run is the require-confirmed-unity-cleanup action.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
@@ -42,17 +61,17 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return errors.New("GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe")
+		return &UnsafeError{Code: CodeOutputFileMissing, Message: "GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe"}
 	}
 	if err := a.SetOutput(OutputCleanupSafe, "false"); err != nil {
 		return err
 	}
 	d := cleanup.Evaluate(cleanup.Inputs{
-		Acquired: a.Input(InputAcquired), ClassificationComplete: a.Input(InputClassificationComplete),
-		CleanupStatus: a.Input(InputCleanupStatus), CleanupHealth: a.Input(InputCleanupHealth), CleanupReason: a.Input(InputCleanupReason),
-		ReleaseOutcome: a.Input(InputReleaseOutcome), CleanupResult: a.Input(InputCleanupResult), Released: a.Input(InputReleased),
-		ReleaseHealth: a.Input(InputReleaseHealth), ReleaseReason: a.Input(InputReleaseReason),
-		ReservationState: a.Input(InputReservationState), ReservationID: a.Input(InputReservationID), IncidentID: a.Input(InputIncidentID),
+		Acquired: jsinput.Input(a, InputAcquired), ClassificationComplete: jsinput.Input(a, InputClassificationComplete),
+		CleanupStatus: jsinput.Input(a, InputCleanupStatus), CleanupHealth: jsinput.Input(a, InputCleanupHealth), CleanupReason: jsinput.Input(a, InputCleanupReason),
+		ReleaseOutcome: jsinput.Input(a, InputReleaseOutcome), CleanupResult: jsinput.Input(a, InputCleanupResult), Released: jsinput.Input(a, InputReleased),
+		ReleaseHealth: jsinput.Input(a, InputReleaseHealth), ReleaseReason: jsinput.Input(a, InputReleaseReason),
+		ReservationState: jsinput.Input(a, InputReservationState), ReservationID: jsinput.Input(a, InputReservationID), IncidentID: jsinput.Input(a, InputIncidentID),
 	})
 	_ = a.Summary(actionkit.Table("Unity cleanup gate", []actionkit.Row{
 		{Field: "Cleanup safe", Value: fmt.Sprint(d.Safe)},
@@ -60,7 +79,7 @@ func Run(ctx context.Context, deps Deps) error {
 		{Field: "Detail", Value: actionkit.Cell(d.Message)},
 	}))
 	if !d.Safe {
-		return fmt.Errorf("unity cleanup not confirmed (%s): %s", d.Code, d.Message)
+		return &UnsafeError{Code: string(d.Code), Message: "unity cleanup not confirmed (" + string(d.Code) + "): " + d.Message}
 	}
 	if err := a.SetOutput(OutputCleanupSafe, "true"); err != nil {
 		return err

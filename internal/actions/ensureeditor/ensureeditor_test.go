@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,6 +177,7 @@ func TestFailuresLeaveEditorPathUnwritten(t *testing.T) {
 			err := f.run()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			assert.NotContains(t, f.r.Outputs(), "editor-path")
 		})
 	}
@@ -189,4 +192,31 @@ func TestAFailureIsRecordedForOperators(t *testing.T) {
 	assert.Equal(t, "failure", rec.FinalClassification)
 	assert.Contains(t, rec.Failure, "android")
 	assert.True(t, strings.HasSuffix(rec.EditorPath, "Unity.exe"))
+}
+
+// TestEdgeWhitespaceIsJavaScripts: text inputs are not trimmed, and
+// "leading or trailing whitespace" is String.prototype.trim's set: a U+FEFF
+// at an edge is refused as whitespace; a U+0085 is not whitespace (the
+// version pattern refuses it instead); the payload list follows the same
+// rule.
+func TestEdgeWhitespaceIsJavaScripts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, editor.LayoutCanonical)
+	f.r.Input("unity-version", "\ufeff"+version)
+	var ie *actionio.InputError
+	require.ErrorAs(t, f.run(), &ie)
+	assert.Equal(t, actionio.CodeEdgeWhitespaceOrLine, ie.Code)
+
+	g := newFixture(t, editor.LayoutCanonical)
+	g.r.Input("unity-version", version+"\u0085")
+	require.ErrorAs(t, g.run(), &ie)
+	assert.Equal(t, actionio.CodePatternMismatch, ie.Code)
+
+	h := newFixture(t, editor.LayoutCanonical)
+	h.r.Input("required-editor-payload-relative-path", "Data\ufeff")
+	assert.ErrorContains(t, h.run(), "leading or trailing whitespace")
+
+	k := newFixture(t, editor.LayoutCanonical)
+	k.r.Input("required-editor-payload-relative-path", "Data\u0085")
+	assert.ErrorContains(t, k.run(), "Data\u0085 is missing", "NEL is part of the path")
 }

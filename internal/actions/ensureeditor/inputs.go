@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
 )
@@ -25,7 +27,7 @@ func bad(name, code, msg string) error {
 // whitespace, CR, LF or NUL is an error, empty is unset.
 func text(a *actionio.IO, name string) (string, error) {
 	v := a.RawInput(name)
-	if v != strings.TrimSpace(v) || strings.ContainsAny(v, "\r\n\x00") {
+	if jsstr.HasEdgeSpace(v) || strings.ContainsAny(v, "\r\n\x00") {
 		return "", bad(name, actionio.CodeEdgeWhitespaceOrLine, "must not have leading or trailing whitespace, a line break or NUL")
 	}
 	return v, nil

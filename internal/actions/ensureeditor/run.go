@@ -53,6 +53,32 @@ type Deps struct {
 	Verifier signature.Verifier
 }
 
+// Refusal codes of this action beyond the input, link, signature and
+// module-group ones (docs/actions.md).
+const (
+	CodePlatformRefused  = "platform-refused"
+	CodeEditorMissing    = "editor-missing"
+	CodeEditorNotRegular = "editor-not-regular-file"
+	CodePayloadMissing   = "editor-payload-missing"
+	CodeRecord           = "diagnostics-record-invalid"
+)
+
+// RefusalError is a refusal with a stable Code (the ::error title).
+type RefusalError struct {
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *RefusalError) Error() string { return e.Code + ": " + e.Message }
+
+// ReasonCode returns Code.
+func (e *RefusalError) ReasonCode() string { return e.Code }
+
+func refusal(code, format string, args ...any) error {
+	return &RefusalError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
 // Run is the ensure-unity-editor action.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
@@ -66,7 +92,7 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	if deps.GOOS != "windows" {
-		return fmt.Errorf("ensure-unity-editor validates Windows editors only; %s is refused", deps.GOOS)
+		return refusal(CodePlatformRefused, "ensure-unity-editor validates Windows editors only; %s is refused", deps.GOOS)
 	}
 	in, err := readInputs(a)
 	if err != nil {
@@ -96,7 +122,7 @@ func Run(ctx context.Context, deps Deps) error {
 		if verr != nil {
 			return verr
 		}
-		return fmt.Errorf("write the diagnostics record %s: %w", in.diagnostics, err)
+		return refusal(CodeRecord, "write the diagnostics record %s: %v", in.diagnostics, err)
 	}
 	if verr != nil {
 		return verr
@@ -104,15 +130,15 @@ func Run(ctx context.Context, deps Deps) error {
 	// Re-validate what we wrote: the output is bound to the record on disk.
 	raw, err := os.ReadFile(in.diagnostics)
 	if err != nil {
-		return fmt.Errorf("re-read the diagnostics record: %w", err)
+		return refusal(CodeRecord, "re-read the diagnostics record: %v", err)
 	}
 	got, err := editor.ValidateRecord(raw, editor.Expect{UnityVersion: in.version, Profile: in.profile, InstallRoot: in.root,
 		CIManagedOnly: in.managedOnly, Candidates: candidates, Windows: deps.GOOS == "windows"})
 	if err != nil {
-		return err
+		return refusal(CodeRecord, "the diagnostics record does not re-validate: %v", err)
 	}
 	if err := editor.CheckEditorPath(got.EditorPath); err != nil || got.EditorPath != rec.EditorPath {
-		return errors.New("the diagnostics record does not name the validated editor")
+		return refusal(CodeRecord, "the diagnostics record does not name the validated editor")
 	}
 	if err := a.SetOutput(OutputEditorPath, got.EditorPath); err != nil {
 		return err
@@ -162,7 +188,7 @@ func validate(ctx context.Context, v signature.Verifier, in inputs, candidates [
 	}
 	for _, p := range in.payload {
 		if !editor.Present(os.DirFS(editorDir), p) {
-			return fmt.Errorf("required editor payload %s is missing under %s", p, editorDir)
+			return refusal(CodePayloadMissing, "required editor payload %s is missing under %s", p, editorDir)
 		}
 	}
 	return nil
@@ -184,11 +210,11 @@ func find(candidates []string) (string, editor.Layout, error) {
 			return "", "", err
 		}
 		if !id.Regular {
-			return "", "", fmt.Errorf("the editor %s is not a regular file", c)
+			return "", "", refusal(CodeEditorNotRegular, "the editor %s is not a regular file", c)
 		}
 		return c, editor.Layouts[i], nil
 	}
-	return "", "", fmt.Errorf("no Unity editor at %s or %s; this action validates runner-owned editors and never installs one (see %s)",
+	return "", "", refusal(CodeEditorMissing, "no Unity editor at %s or %s; this action validates runner-owned editors and never installs one (see %s)",
 		candidates[0], candidates[1], ProvisioningDocs)
 }
 

@@ -10,12 +10,15 @@ const (
 	ReasonLabelSetWithoutRunner = "LABEL_SET_WITHOUT_RUNNER"
 	// ReasonInventoryUnreadable: GitHub refused the reads (a missing
 	// installation or permission, a 403 or 404) or answered with data that
-	// is not a runner inventory. Retrying does not help; the message names
-	// what to fix.
+	// is not a runner inventory (an HTML page, invalid JSON, a body over
+	// MaxResponseBytes). Retrying does not help; the message names what
+	// the answer was and what to fix.
 	ReasonInventoryUnreadable = "RUNNER_INVENTORY_UNREADABLE"
-	// ReasonInventoryInconsistent: the pages of a listing did not add up
-	// to its total_count (the inventory changed while it was read, or it
-	// needs more than 10 pages). Re-run the job.
+	// ReasonInventoryInconsistent: a label set found no runner (or no
+	// group was visible) and the inventory, read twice, changed both times
+	// while it was read, so it cannot prove the absence; or a listing needs
+	// more than 10 pages. Re-run the job. (An inconsistent read in which
+	// every label set has a runner passes, with a warning.)
 	ReasonInventoryInconsistent = "RUNNER_INVENTORY_INCONSISTENT"
 	// ReasonAPIUnavailable: retryable API failures outlasted the retry
 	// budget or the 150 s deadline. This is an availability failure of the

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/runners"
 )
@@ -60,12 +63,12 @@ func ReadInputs(a *actionio.IO) (Inputs, error) {
 	maskKey(a, key)
 
 	var in Inputs
-	owner, name, ok := strings.Cut(strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY")), "/")
+	owner, name, ok := strings.Cut(jsinput.Env(a, "GITHUB_REPOSITORY"), "/")
 	if !ok || !ownerRE.MatchString(owner) || !repoNameRE.MatchString(name) || name == "." || name == ".." {
 		return in, &actionio.InputError{Input: "GITHUB_REPOSITORY", Code: CodeRepository, Message: "must be the calling repository as OWNER/NAME"}
 	}
 	in.Owner, in.Repository = owner, name
-	if v := a.Input(InputOwner); v != "" {
+	if v := jsinput.Input(a, InputOwner); v != "" {
 		if !ownerRE.MatchString(v) {
 			return in, &actionio.InputError{Input: InputOwner, Code: actionio.CodePatternMismatch, Message: "must be a GitHub organization login"}
 		}
@@ -75,7 +78,7 @@ func ReadInputs(a *actionio.IO) (Inputs, error) {
 		}
 	}
 
-	raw := a.Input(InputRequiredLabelSets)
+	raw := jsinput.Input(a, InputRequiredLabelSets)
 	if raw == "" {
 		return in, &actionio.InputError{Input: InputRequiredLabelSets, Code: actionio.CodeRequired, Message: `is required, e.g. [["self-hosted","Windows","X64","unity"]]`}
 	}
@@ -85,7 +88,7 @@ func ReadInputs(a *actionio.IO) (Inputs, error) {
 	}
 	in.LabelSets = sets
 
-	rawID := a.Input(InputReaderAppID)
+	rawID := jsinput.Input(a, InputReaderAppID)
 	switch {
 	case rawID == "":
 		return in, &actionio.InputError{Input: InputReaderAppID, Code: actionio.CodeRequired, Message: "is required (the reader GitHub App's id)"}
@@ -97,7 +100,7 @@ func ReadInputs(a *actionio.IO) (Inputs, error) {
 		return in, &actionio.InputError{Input: InputReaderAppID, Code: actionio.CodePatternMismatch, Message: "is out of range"}
 	}
 	in.AppID = id
-	if strings.TrimSpace(key) == "" {
+	if jsstr.Trim(key) == "" {
 		return in, &actionio.InputError{Input: InputReaderAppPrivateKey, Code: actionio.CodeRequired, Message: "is required (the reader GitHub App's private key)"}
 	}
 	in.PrivateKey = []byte(key)
@@ -108,13 +111,13 @@ func ReadInputs(a *actionio.IO) (Inputs, error) {
 // including the lines of a key pasted with literal "\n" separators (which
 // ghclient converts).
 func maskKey(a *actionio.IO, key string) {
-	if strings.TrimSpace(key) == "" {
+	if jsstr.Trim(key) == "" {
 		return
 	}
 	a.Mask(key)
 	if !strings.Contains(key, "\n") && strings.Contains(key, `\n`) {
 		for _, line := range strings.Split(key, `\n`) {
-			if line = strings.TrimSpace(line); len(line) > 8 && !strings.HasPrefix(line, "-----") {
+			if line = jsstr.Trim(line); len(line) > 8 && !strings.HasPrefix(line, "-----") {
 				a.Mask(line)
 			}
 		}

@@ -1,10 +1,16 @@
 package preflight
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -50,84 +56,143 @@ type inventory struct {
 	appID      int64
 }
 
-// groups lists the runner groups the repository may use.
-func (v *inventory) groups(ctx context.Context) ([]runners.Group, error) {
+// MaxResponseBytes bounds one response body of the inventory: a page of
+// 100 runners with their labels is tens of kilobytes, so a body beyond it
+// is not an inventory page, and is not read further.
+const MaxResponseBytes = 4 << 20
+
+// errResponseTooLarge stops the copy of a body past MaxResponseBytes.
+var errResponseTooLarge = errors.New("preflight: response body over the size bound")
+
+// capWriter keeps at most limit bytes; one byte more fails the copy, so
+// the rest of the body is never read.
+type capWriter struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.limit {
+		w.over = true
+		return 0, errResponseTooLarge
+	}
+	return w.buf.Write(p)
+}
+
+// page is one raw inventory page as GitHub answered it.
+type page struct {
+	body        []byte
+	contentType string
+}
+
+// get reads one page of path (relative to the API URL) as raw bytes, at
+// most MaxResponseBytes, under the shared budget. The body is decoded by
+// the caller, outside the retry loop: a 2xx answer that is not the JSON it
+// should be is GitHub's (or a proxy's) answer, not a transport failure, so
+// it is reported as what it is and never retried.
+func (v *inventory) get(ctx context.Context, opName, path string) (page, error) {
+	var w capWriter
+	var ctype string
+	gh := v.c.GitHub()
+	err := v.c.Do(ctx, ghclient.Op{Name: opName, Budget: v.budget}, func(ctx context.Context) (*github.Response, error) {
+		req, err := gh.NewRequest(http.MethodGet, path, nil)
+		if err != nil {
+			return nil, err
+		}
+		w = capWriter{limit: MaxResponseBytes}
+		resp, err := gh.Do(ctx, req, &w)
+		if resp != nil {
+			ctype = resp.Header.Get("Content-Type")
+		}
+		return resp, err
+	})
+	if w.over {
+		return page{}, &Error{Reason: ReasonInventoryUnreadable, Message: fmt.Sprintf(
+			"%s: GitHub's answer is larger than %d MiB, which no inventory page is; it was not read further (a proxy or a misconfigured GITHUB_API_URL?)", opName, MaxResponseBytes>>20)}
+	}
+	if err != nil {
+		return page{}, err
+	}
+	return page{body: w.buf.Bytes(), contentType: ctype}, nil
+}
+
+// notInventory reports a 2xx answer that did not decode as an inventory
+// page, saying what the body was instead.
+func notInventory(opName string, p page, err error) error {
+	mt, _, _ := mime.ParseMediaType(p.contentType)
+	var what string
+	switch {
+	case errors.Is(err, runners.ErrNotJSON) && mt != "" && mt != "application/json" && !strings.HasSuffix(mt, "+json"):
+		what = fmt.Sprintf("a %s body, not JSON", mt)
+	case errors.Is(err, runners.ErrNotJSON) && len(p.body) == 0:
+		what = "an empty body"
+	case errors.Is(err, runners.ErrNotJSON):
+		what = "a body that is " + err.Error()
+	default:
+		what = "JSON that is not a runner listing (" + err.Error() + ")"
+	}
+	return &Error{Reason: ReasonInventoryUnreadable, Err: err, Message: fmt.Sprintf(
+		"%s: GitHub answered HTTP 200 with %s (%d bytes), not a runner inventory; a proxy, a captive portal or a GITHUB_API_URL that is not GitHub's API may have answered. Not retried: fix what answered, then re-run the job", opName, what, len(p.body))}
+}
+
+// groups lists the runner groups the repository may use. A listing whose
+// pages did not add up is returned with its inconsistency.
+func (v *inventory) groups(ctx context.Context) ([]runners.Group, *runners.PageError, error) {
 	p := runners.NewPager("runner groups visible to " + v.repository)
 	var out []runners.Group
 	seen := map[int64]bool{}
 	for more := true; more; {
-		page := p.Page()
-		var res *github.RunnerGroups
-		err := v.c.Do(ctx, ghclient.Op{Name: fmt.Sprintf("GET /orgs/%s/actions/runner-groups (page %d)", v.owner, page), Budget: v.budget},
-			func(ctx context.Context) (*github.Response, error) {
-				r, resp, err := v.c.GitHub().Actions.ListOrganizationRunnerGroups(ctx, v.owner, &github.ListOrgRunnerGroupOptions{
-					ListOptions: github.ListOptions{Page: page, PerPage: runners.PerPage}, VisibleToRepository: v.repository})
-				res = r
-				return resp, err
-			})
+		n := p.Page()
+		op := fmt.Sprintf("GET /orgs/%s/actions/runner-groups (page %d)", v.owner, n)
+		q := url.Values{"visible_to_repository": {v.repository}, "per_page": {strconv.Itoa(runners.PerPage)}, "page": {strconv.Itoa(n)}}
+		pg, err := v.get(ctx, op, fmt.Sprintf("orgs/%s/actions/runner-groups?%s", url.PathEscape(v.owner), q.Encode()))
 		if err != nil {
-			return nil, v.apiError(ctx, "list the runner groups", fmt.Sprintf("%s is not an organization whose runner groups the reader App can read (GitHub answered 404)", v.owner), err)
+			return nil, nil, v.apiError(ctx, "list the runner groups", fmt.Sprintf("%s is not an organization whose runner groups the reader App can read (GitHub answered 404)", v.owner), err)
 		}
-		if res == nil {
-			return nil, malformed("the runner group listing is empty")
+		gs, total, err := runners.DecodeGroupsPage(pg.body)
+		if err != nil {
+			return nil, nil, notInventory(op, pg, err)
 		}
-		for _, g := range res.RunnerGroups {
-			if g == nil || !runners.ValidID(g.GetID()) {
-				return nil, malformed("a runner group has no valid id")
-			}
-			if !seen[g.GetID()] {
-				seen[g.GetID()] = true
-				out = append(out, runners.Group{ID: g.GetID(), Name: g.GetName()})
+		for _, g := range gs {
+			if !seen[g.ID] {
+				seen[g.ID] = true
+				out = append(out, g)
 			}
 		}
-		if more, err = p.Add(len(res.RunnerGroups), res.TotalCount); err != nil {
-			return nil, inconsistent(err)
+		if more, err = p.Add(len(gs), total); err != nil {
+			return nil, nil, inconsistent(err)
 		}
 	}
-	return out, nil
+	return out, p.Inconsistency(), nil
 }
 
-// runners lists the runners of one group.
-func (v *inventory) runners(ctx context.Context, g runners.Group) ([]runners.Runner, error) {
+// runners lists the runners of one group. A label whose name is not a JSON
+// string cannot match a required label (they are strings) and is dropped,
+// with a count in ignoredLabels. A listing whose pages did not add up is
+// returned with its inconsistency.
+func (v *inventory) runners(ctx context.Context, g runners.Group) (rs []runners.Runner, ignoredLabels int, _ *runners.PageError, _ error) {
 	p := runners.NewPager(fmt.Sprintf("runners of group %d (%s)", g.ID, runners.DisplayName(g.Name)))
-	var out []runners.Runner
 	for more := true; more; {
-		page := p.Page()
-		var res *github.Runners
-		err := v.c.Do(ctx, ghclient.Op{Name: fmt.Sprintf("GET /orgs/%s/actions/runner-groups/%d/runners (page %d)", v.owner, g.ID, page), Budget: v.budget},
-			func(ctx context.Context) (*github.Response, error) {
-				r, resp, err := v.c.GitHub().Actions.ListRunnerGroupRunners(ctx, v.owner, g.ID, &github.ListOptions{Page: page, PerPage: runners.PerPage})
-				res = r
-				return resp, err
-			})
+		n := p.Page()
+		op := fmt.Sprintf("GET /orgs/%s/actions/runner-groups/%d/runners (page %d)", v.owner, g.ID, n)
+		q := url.Values{"per_page": {strconv.Itoa(runners.PerPage)}, "page": {strconv.Itoa(n)}}
+		pg, err := v.get(ctx, op, fmt.Sprintf("orgs/%s/actions/runner-groups/%d/runners?%s", url.PathEscape(v.owner), g.ID, q.Encode()))
 		if err != nil {
-			return nil, v.apiError(ctx, fmt.Sprintf("list the runners of group %d", g.ID),
+			return nil, 0, nil, v.apiError(ctx, fmt.Sprintf("list the runners of group %d", g.ID),
 				fmt.Sprintf("runner group %d disappeared while the inventory was read (GitHub answered 404); re-run the job", g.ID), err)
 		}
-		if res == nil {
-			return nil, malformed("a runner listing is empty")
+		listed, total, ignored, err := runners.DecodeRunnersPage(pg.body, g.ID)
+		if err != nil {
+			return nil, 0, nil, notInventory(op, pg, err)
 		}
-		for _, r := range res.Runners {
-			if r == nil || !runners.ValidID(r.GetID()) {
-				return nil, malformed("a runner has no valid id")
-			}
-			rr := runners.Runner{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Busy: r.GetBusy(), GroupID: g.ID}
-			for _, l := range r.Labels {
-				if l != nil && l.GetName() != "" {
-					rr.Labels = append(rr.Labels, l.GetName())
-				}
-			}
-			out = append(out, rr)
-		}
-		if more, err = p.Add(len(res.Runners), res.TotalCount); err != nil {
-			return nil, inconsistent(err)
+		ignoredLabels += ignored
+		rs = append(rs, listed...)
+		if more, err = p.Add(len(listed), total); err != nil {
+			return nil, 0, nil, inconsistent(err)
 		}
 	}
-	return out, nil
-}
-
-func malformed(what string) error {
-	return &Error{Reason: ReasonInventoryUnreadable, Message: "GitHub answered with data that is not a runner inventory: " + what}
+	return rs, ignoredLabels, p.Inconsistency(), nil
 }
 
 func inconsistent(err error) error {
@@ -141,6 +206,12 @@ func inconsistent(err error) error {
 func (v *inventory) apiError(ctx context.Context, what, notFound string, err error) error {
 	if ctx.Err() != nil {
 		return err
+	}
+	var se *ghclient.Error
+	if errors.As(err, &se) && se.SecondaryLimit && !se.SecondaryUntil.IsZero() && !se.SecondaryUntil.Before(v.budget.Deadline) {
+		return &Error{Reason: ReasonAPIUnavailable, Err: err, Message: fmt.Sprintf(
+			"could not %s: GitHub rate-limited the reader App's token and asked it to wait until %s (Retry-After), after the preflight's %s deadline, so the call was not retried; re-run the job after %s. This is a GitHub API availability failure, not evidence that a required runner is missing",
+			what, se.SecondaryUntil.UTC().Format(time.RFC3339), Deadline, se.SecondaryUntil.UTC().Format(time.RFC3339))}
 	}
 	if ghclient.IsExhausted(err) {
 		return &Error{Reason: ReasonAPIUnavailable, Err: err, Message: fmt.Sprintf(
@@ -178,4 +249,38 @@ func (v *inventory) apiError(ctx context.Context, what, notFound string, err err
 		op = what
 	}
 	return &Error{Reason: ReasonInventoryUnreadable, Err: err, Message: fmt.Sprintf("could not %s: %s (%s: %v)", what, fix, op, err)}
+}
+
+// capTransport bounds every response body the preflight's client reads
+// (the installation lookup and the token mint too): past limit bytes a
+// read fails, so a runaway answer never fills memory.
+type capTransport struct {
+	base  http.RoundTripper
+	limit int64
+}
+
+func (t capTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.limit}
+	}
+	return resp, err
+}
+
+// cappedBody fails a read past its bound.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -166,9 +167,11 @@ func TestPaginationAcrossPages(t *testing.T) {
 	})
 }
 
-// A runner deregistered between two page reads shifts the later pages and
-// changes total_count: the listing is refused, never trusted.
-func TestTotalCountMismatchIsRefused(t *testing.T) {
+// TestTotalCountChangingDuringChurnPasses: a runner deregistered between
+// two page reads shifts the later pages and changes total_count. The
+// runners read are real, so a label set they satisfy passes (as in the
+// reference), with a warning that the inventory changed while it was read.
+func TestTotalCountChangingDuringChurnPasses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		_, ids := w.group("win", 150, "online", false, unityLabels...)
@@ -178,14 +181,204 @@ func TestTotalCountMismatchIsRefused(t *testing.T) {
 		go func() { done <- preflight.Run(context.Background(), j.Deps()) }()
 		time.Sleep(3 * time.Second) // page 1 answered at 2 s; page 2 is in its latency
 		require.NoError(t, w.Em.RemoveRunner(actiontest.Owner, ids[0]))
-		err := <-done
-		assert.Equal(t, preflight.ReasonInventoryInconsistent, reason(t, err))
-		assert.ErrorContains(t, err, "total_count changed from 150 to 149")
-		assert.Empty(t, j.Outputs(), "no outputs on failure")
-		assert.Contains(t, j.Summary(), preflight.ReasonInventoryInconsistent)
+		require.NoError(t, <-done)
+		assert.Equal(t, "149", j.Outputs()["registered-runner-count"])
+		assert.Contains(t, j.Out.String(), "::warning::The runner inventory changed while it was read (")
+		assert.Contains(t, j.Out.String(), "total_count changed from 150 to 149")
+		assert.Equal(t, int64(2), pathRequests(w, "GET /orgs/acme/actions/runner-groups/"), "no second read: nothing is missing")
 	})
 }
 
+// TestAnInconsistentReadIsReadAgainBeforeClaimingAbsence: the only Unity
+// runner shifts from page 2 into page 1 (already read) when another runner
+// is removed, so the first read misses it; an inconsistent read cannot
+// prove absence, so the inventory is read again, and the runner is found.
+func TestAnInconsistentReadIsReadAgainBeforeClaimingAbsence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		g, ids := w.group("win", 100, "online", false, "self-hosted", "Linux")
+		w.Em.AddRunner(actiontest.Owner, g, emulator.Runner{Name: "unity-1", Labels: unityLabels})
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: runnersPath, Kind: emulator.Latency, Latency: 2 * time.Second})
+		j := w.job(t)
+		done := make(chan error, 1)
+		go func() { done <- preflight.Run(context.Background(), j.Deps()) }()
+		time.Sleep(3 * time.Second)
+		require.NoError(t, w.Em.RemoveRunner(actiontest.Owner, ids[0]))
+		require.NoError(t, <-done)
+		assert.Contains(t, j.Out.String(), "::notice::The runner inventory changed while it was read (")
+		assert.Contains(t, j.Out.String(), "reading it once more")
+		assert.Equal(t, int64(2), routeRequests(w, groupsRoute), "the whole inventory was read twice")
+		assert.Equal(t, "100", j.Outputs()["registered-runner-count"])
+	})
+}
+
+// rewrite serves the responses of requests whose path ends with suffix
+// (method too, when set) from serve; everything else goes to the emulator.
+func rewrite(base http.RoundTripper, method, suffix string, serve func(r *http.Request) *http.Response) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		if strings.HasSuffix(r.URL.Path, suffix) && (method == "" || r.Method == method) {
+			resp := serve(r)
+			resp.Request = r
+			if resp.Header == nil {
+				resp.Header = http.Header{}
+			}
+			return resp, nil
+		}
+		return base.RoundTrip(r)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func jsonResponse(body string) *http.Response {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+// TestAPersistentlyInconsistentInventoryIsNotReadAsNoRunner: when both reads
+// are inconsistent and a label set finds no runner, the preflight fails with
+// RUNNER_INVENTORY_INCONSISTENT, never with LABEL_SET_WITHOUT_RUNNER.
+func TestAPersistentlyInconsistentInventoryIsNotReadAsNoRunner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		w.group("win", 1, "online", false, "self-hosted", "Linux")
+		j := w.job(t)
+		d := j.Deps()
+		d.Transport = rewrite(d.Transport, "GET", "/runners", func(r *http.Request) *http.Response {
+			if r.URL.Query().Get("page") == "1" {
+				return jsonResponse(`{"total_count":3,"runners":[{"id":1,"name":"a","status":"online","busy":false,"labels":[{"name":"self-hosted"}]}]}`)
+			}
+			return jsonResponse(`{"total_count":3,"runners":[]}`)
+		})
+		err := preflight.Run(context.Background(), d)
+		assert.Equal(t, preflight.ReasonInventoryInconsistent, reason(t, err))
+		assert.ErrorContains(t, err, "read twice")
+		assert.Empty(t, j.Outputs())
+	})
+}
+
+// TestNonStringLabelNamesAreIgnored: a label whose name is not a string
+// (GitHub never sends one, a proxy might) cannot match a required label;
+// it is dropped with a warning instead of failing the whole inventory.
+func TestNonStringLabelNamesAreIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		w.group("win", 1, "online", false, unityLabels...)
+		j := w.job(t)
+		d := j.Deps()
+		d.Transport = rewrite(d.Transport, "GET", "/runners", func(*http.Request) *http.Response {
+			return jsonResponse(`{"total_count":1,"runners":[{"id":9,"name":"win-9","status":"online","busy":false,"labels":[{"name":7},{"name":null},{"name":["x"]},{"name":"self-hosted"},{"name":"Windows"},{"name":"X64"},{"name":"unity"}]}]}`)
+		})
+		require.NoError(t, preflight.Run(context.Background(), d))
+		assert.Equal(t, "1", j.Outputs()["registered-runner-count"])
+		assert.Contains(t, j.Out.String(), "::warning::2 runner label(s) whose name is not a string were ignored")
+	})
+}
+
+// TestAnAnswerThatIsNotJSONIsReportedAsWhatItIs: an HTML page (a proxy, a
+// captive portal) or a broken JSON body answered with 200 is not a
+// transport error: it fails at once, unretried, saying what it was.
+func TestAnAnswerThatIsNotJSONIsReportedAsWhatItIs(t *testing.T) {
+	cases := map[string]struct {
+		resp func() *http.Response
+		want string
+	}{
+		"an HTML page": {func() *http.Response {
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Body: io.NopCloser(strings.NewReader("<html><body>Sign in to the network</body></html>"))}
+		}, "GitHub answered HTTP 200 with a text/html body, not JSON"},
+		"truncated JSON": {func() *http.Response { return jsonResponse(`{"total_count":1,"runner_groups":[`) }, "GitHub answered HTTP 200 with a body that is not valid JSON"},
+		"no total_count": {func() *http.Response { return jsonResponse(`{"runner_groups":[]}`) }, "has no total_count"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t)
+				w.group("win", 1, "online", false, unityLabels...)
+				j := w.job(t)
+				d := j.Deps()
+				calls := 0
+				d.Transport = rewrite(d.Transport, "GET", "/actions/runner-groups", func(*http.Request) *http.Response {
+					calls++
+					return tc.resp()
+				})
+				began := time.Now()
+				err := preflight.Run(context.Background(), d)
+				assert.Equal(t, preflight.ReasonInventoryUnreadable, reason(t, err))
+				assert.ErrorContains(t, err, tc.want)
+				assert.NotContains(t, err.Error(), "HTTP 200: OK")
+				assert.Equal(t, 1, calls, "not retried")
+				assert.Zero(t, time.Since(began))
+				assert.NotContains(t, j.Out.String(), "retrying")
+			})
+		})
+	}
+}
+
+// hugeBody is a JSON document of about size bytes, produced as it is read
+// (a string field of n bytes), counting what was read.
+type hugeBody struct {
+	prefix, suffix string
+	size, pos      int
+	read           *int
+}
+
+func (b *hugeBody) Read(p []byte) (int, error) {
+	if b.pos >= b.size {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && b.pos < b.size {
+		switch {
+		case b.pos < len(b.prefix):
+			p[n] = b.prefix[b.pos]
+		case b.pos >= b.size-len(b.suffix):
+			p[n] = b.suffix[b.pos-(b.size-len(b.suffix))]
+		default:
+			p[n] = 'a'
+		}
+		n++
+		b.pos++
+	}
+	*b.read += n
+	return n, nil
+}
+
+func (b *hugeBody) Close() error { return nil }
+
+// TestResponseBodiesAreBounded: a 64 MiB answer (a 300 MB one used 1.4 GB
+// before) is read no further than its bound, for inventory pages and the
+// token mint alike, and the preflight fails at once saying why.
+func TestResponseBodiesAreBounded(t *testing.T) {
+	const size = 64 << 20
+	cases := map[string]struct {
+		method, suffix, prefix, suffixJSON string
+		bound                              int
+	}{
+		"a runner group page": {"GET", "/actions/runner-groups", `{"total_count":1,"runner_groups":[{"id":1,"name":"`, `"}]}`, preflight.MaxResponseBytes},
+		"the token mint":      {"POST", "/access_tokens", `{"token":"`, `","expires_at":"2099-01-01T00:00:00Z"}`, 2 * preflight.MaxResponseBytes},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t)
+				w.group("win", 1, "online", false, unityLabels...)
+				j := w.job(t)
+				d := j.Deps()
+				read := 0
+				d.Transport = rewrite(d.Transport, tc.method, tc.suffix, func(*http.Request) *http.Response {
+					return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+						Body: &hugeBody{prefix: tc.prefix, suffix: tc.suffixJSON, size: size, read: &read}}
+				})
+				err := preflight.Run(context.Background(), d)
+				require.Error(t, err)
+				assert.Equal(t, preflight.ReasonInventoryUnreadable, reason(t, err), "%v", err)
+				t.Logf("read %d bytes of a %d-byte answer", read, size)
+				assert.LessOrEqual(t, read, tc.bound+64<<10, "bytes read of a %d-byte answer", size)
+			})
+		})
+	}
+}
 func TestInvisibleGroupsAreIgnored(t *testing.T) {
 	t.Run("a matching runner in another repository's group does not count", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -363,6 +556,11 @@ func TestRetryAfterIsHonored(t *testing.T) {
 			// once, unsent, instead of sleeping to the deadline.
 			assert.Zero(t, time.Since(began), "fails fast: the wait does not fit the 150 s deadline")
 			assert.Equal(t, int64(1), routeRequests(w, groupsRoute))
+			// It says so: no retry is announced, and the error names the
+			// time GitHub asked for.
+			assert.NotContains(t, j.Out.String(), "retrying in")
+			assert.Contains(t, j.Out.String(), "not retrying: GitHub asked to wait until "+began.Add(600*time.Second).UTC().Format(time.RFC3339))
+			assert.ErrorContains(t, err, "asked it to wait until "+began.Add(600*time.Second).UTC().Format(time.RFC3339)+" (Retry-After), after the preflight's 2m30s deadline, so the call was not retried")
 		})
 	})
 }
@@ -476,5 +674,26 @@ func TestAttemptCeiling(t *testing.T) {
 		assert.Equal(t, preflight.ReasonAPIUnavailable, reason(t, err))
 		assert.ErrorContains(t, err, "after 13 attempt(s)")
 		assert.Equal(t, int64(preflight.MaxAttempts), routeRequests(w, groupsRoute))
+	})
+}
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the inputs and GITHUB_REPOSITORY
+// are trimmed with String.prototype.trim (a U+FEFF before the JSON is not
+// part of it), and a label is "trimmed" by the same rule.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		w.group("win", 1, "online", false, unityLabels...)
+		j := w.job(t).Input("required-label-sets", "\ufeff"+unitySets+"\u2028").Input("reader-app-id", "\ufeff"+strconv.Itoa(readerAppID)).Input("owner", "acme\ufeff")
+		j.Env["GITHUB_REPOSITORY"] = "\ufeff" + j.Env["GITHUB_REPOSITORY"]
+		require.NoError(t, preflight.Run(context.Background(), j.Deps()))
+		assert.Equal(t, "1", j.Outputs()["registered-runner-count"])
+
+		for _, label := range []string{"\ufeffunity", "unity\u3000"} {
+			j = w.job(t).Input("required-label-sets", `[["self-hosted",`+strconv.Quote(label)+`]]`)
+			var le *runners.LabelSetError
+			require.ErrorAs(t, preflight.Run(context.Background(), j.Deps()), &le, "%q", label)
+			assert.Equal(t, runners.CodeLabelUntrimmed, le.Code)
+		}
 	})
 }

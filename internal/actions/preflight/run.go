@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -42,14 +44,14 @@ func Run(ctx context.Context, deps Deps) error {
 		return err
 	}
 	c, err := ghclient.New(ctx, ghclient.Config{
-		APIURL:            strings.TrimSpace(a.Getenv("GITHUB_API_URL")),
+		APIURL:            jsinput.Env(a, "GITHUB_API_URL"),
 		AppID:             in.AppID,
 		PrivateKey:        in.PrivateKey,
 		InstallationOwner: in.Owner,
 		// Least privilege: the token can read the runner inventory and
 		// nothing else (metadata: read is implied by GitHub).
 		Permissions: &github.InstallationPermissions{OrganizationSelfHostedRunners: github.String(PermissionLevel)},
-		Transport:   d.Transport,
+		Transport:   capTransport{base: d.Transport, limit: 2 * MaxResponseBytes},
 		Clock:       d.Clock,
 		Jitter:      d.Jitter,
 		Knobs:       Knobs(),
@@ -62,7 +64,23 @@ func Run(ctx context.Context, deps Deps) error {
 	inv := &inventory{c: c, owner: in.Owner, repository: in.Repository, appID: in.AppID,
 		budget: ghclient.Budget{Deadline: start.Add(Deadline), MaxAttempts: MaxAttempts}}
 	p := &preflight{a: a, in: in}
-	rep, groups, err := p.read(ctx, inv)
+	rd, err := p.read(ctx, inv)
+	if err == nil && rd.inconsistent != nil && rd.provesAbsence() {
+		// The pages did not add up (a runner registered or removed while
+		// they were read): the listing may have skipped one, so it cannot
+		// prove that a label set has no runner. Read it once more.
+		a.Notice("The runner inventory changed while it was read (" + rd.inconsistent.Error() + "); reading it once more before concluding that a label set has no runner.")
+		rd, err = p.read(ctx, inv)
+		if err == nil && rd.inconsistent != nil && rd.provesAbsence() {
+			err = &Error{Reason: ReasonInventoryInconsistent, Err: rd.inconsistent, Message: rd.inconsistent.Error() +
+				"; read twice, the inventory kept changing, so it cannot prove that a label set has no runner; re-run the job"}
+		}
+	}
+	if err == nil && len(rd.groups) == 0 {
+		err = &Error{Reason: ReasonNoVisibleGroup, Message: fmt.Sprintf(
+			"no runner group of %s is visible to %s/%s, so no self-hosted job of this repository can ever start: give the repository access to the runner group that holds the Unity runners (organization settings → Actions → Runner groups)",
+			in.Owner, in.Owner, in.Repository)}
+	}
 	if err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {
@@ -73,6 +91,13 @@ func Run(ctx context.Context, deps Deps) error {
 		}
 		return err
 	}
+	if rd.inconsistent != nil {
+		a.Warning("The runner inventory changed while it was read (" + rd.inconsistent.Error() + "); every label set has a registered runner all the same.")
+	}
+	if rd.ignoredLabels > 0 {
+		a.Warning(fmt.Sprintf("%d runner label(s) whose name is not a string were ignored (GitHub answered with a label that no runs-on list can name).", rd.ignoredLabels))
+	}
+	rep, groups := rd.report, len(rd.groups)
 	if missing := rep.Missing(); len(missing) > 0 {
 		names := make([]string, len(missing))
 		for i, s := range missing {
@@ -96,27 +121,44 @@ type preflight struct {
 	in Inputs
 }
 
+// inventoryRead is one read of the inventory.
+type inventoryRead struct {
+	groups []runners.Group
+	report runners.Report
+	// inconsistent is the first listing whose pages did not add up (nil:
+	// every listing was consistent).
+	inconsistent  *runners.PageError
+	ignoredLabels int
+}
+
+// provesAbsence reports whether the read would conclude that something is
+// missing (no visible group, or a label set without a runner), which an
+// inconsistent read cannot prove.
+func (r inventoryRead) provesAbsence() bool { return len(r.groups) == 0 || len(r.report.Missing()) > 0 }
+
 // read lists the visible groups and their runners and evaluates the label
-// sets. It returns the number of visible groups.
-func (p *preflight) read(ctx context.Context, inv *inventory) (runners.Report, int, error) {
-	groups, err := inv.groups(ctx)
+// sets.
+func (p *preflight) read(ctx context.Context, inv *inventory) (inventoryRead, error) {
+	var rd inventoryRead
+	groups, incons, err := inv.groups(ctx)
 	if err != nil {
-		return runners.Report{}, 0, err
+		return rd, err
 	}
-	if len(groups) == 0 {
-		return runners.Report{}, 0, &Error{Reason: ReasonNoVisibleGroup, Message: fmt.Sprintf(
-			"no runner group of %s is visible to %s/%s, so no self-hosted job of this repository can ever start: give the repository access to the runner group that holds the Unity runners (organization settings → Actions → Runner groups)",
-			p.in.Owner, p.in.Owner, p.in.Repository)}
-	}
+	rd.groups, rd.inconsistent = groups, incons
 	var all []runners.Runner
 	for _, g := range groups {
-		rs, err := inv.runners(ctx, g)
+		rs, ignored, incons, err := inv.runners(ctx, g)
 		if err != nil {
-			return runners.Report{}, 0, err
+			return rd, err
 		}
+		if rd.inconsistent == nil {
+			rd.inconsistent = incons
+		}
+		rd.ignoredLabels += ignored
 		all = append(all, rs...)
 	}
-	return runners.Evaluate(p.in.LabelSets, all), len(groups), nil
+	rd.report = runners.Evaluate(p.in.LabelSets, all)
+	return rd, nil
 }
 
 // annotate warns about label sets that wait on offline runners and notes

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/validation"
 )
 
@@ -36,14 +37,14 @@ func Run(_ context.Context, deps Deps) error {
 		return err
 	}
 	in := validation.Inputs{
-		StaticValidation: a.Input(validation.InputStaticValidation),
-		Classifier:       a.Input(validation.InputClassifier),
-		UnityRequired:    a.Input(validation.InputUnityRequired),
-		TrustedRevision:  a.Input(validation.InputTrustedRevision),
-		Preflight:        a.Input(validation.InputPreflight),
-		Unity:            a.Input(validation.InputUnity),
-		Fallback:         a.Input(validation.InputFallback),
-		FallbackCleanup:  a.Input(validation.InputFallbackCleanup),
+		StaticValidation: jsinput.Input(a, validation.InputStaticValidation),
+		Classifier:       jsinput.Input(a, validation.InputClassifier),
+		UnityRequired:    jsinput.Input(a, validation.InputUnityRequired),
+		TrustedRevision:  jsinput.Input(a, validation.InputTrustedRevision),
+		Preflight:        jsinput.Input(a, validation.InputPreflight),
+		Unity:            jsinput.Input(a, validation.InputUnity),
+		Fallback:         jsinput.Input(a, validation.InputFallback),
+		FallbackCleanup:  jsinput.Input(a, validation.InputFallbackCleanup),
 	}
 	v := validation.EvaluateValidation(in)
 	summary(a, in, v)

@@ -71,3 +71,20 @@ func TestMissingOutputFileIsAnError(t *testing.T) {
 	err := requirevalidation.Run(context.Background(), actionkit.Deps{Getenv: func(string) string { return "" }, Stdout: &bytes.Buffer{}})
 	assert.ErrorIs(t, err, actionio.ErrFileCommandUnavailable)
 }
+
+// TestInputsAreTrimmedAsJavaScriptTrims: U+FEFF around a result is
+// trimmed, U+0085 is part of it (unity-lifecycle-facts.md §7).
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	in := map[string]string{}
+	for k, v := range licensed {
+		in[k] = "\ufeff" + v + "\u3000"
+	}
+	out, _, _, err := run(t, in)
+	require.NoError(t, err)
+	assert.Equal(t, "true", out["validation-safe"])
+	in["static-validation-result"] = "success\u0085"
+	_, _, _, err = run(t, in)
+	var ue *requirevalidation.UnsafeError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, validation.ReasonStaticNotSuccess, ue.Verdict.Reason)
+}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,9 +164,9 @@ func TestFailedReturnsStillWriteEvidence(t *testing.T) {
 			assert.Equal(t, "true", out["return-command-completed"])
 			assert.Equal(t, tt.exit, out["return-exit-code"])
 			assert.Equal(t, map[bool]string{true: "true", false: "false"}[tt.captured], out["evidence-capture-complete"])
-			_, hasDigest := out["return-log-digest"]
-			assert.Equal(t, tt.captured, hasDigest)
-			assert.FileExists(t, f.logPath())
+			b, err := os.ReadFile(f.logPath())
+			require.NoError(t, err)
+			assert.Equal(t, evidence.FileDigest(b), out["return-log-digest"], "every log written is bound by its digest, complete or not")
 			f.noLeak(t)
 		})
 	}
@@ -246,6 +248,7 @@ func TestRefusalsNeverRunTheEditor(t *testing.T) {
 			err := f.run()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotEmpty(t, lockaction.ReasonCode(err), "every refusal has a code for its ::error title")
 			_, statErr := os.Stat(filepath.Join(f.r.RunnerTemp, fakeeditor.InvocationFile))
 			assert.True(t, errors.Is(statErr, os.ErrNotExist), "the editor never ran")
 			out := f.r.Outputs()
@@ -268,4 +271,90 @@ func TestOldEvidenceIsReplaced(t *testing.T) {
 	b, err := os.ReadFile(f.logPath())
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "forged")
+}
+
+// TestInputsAreTrimmedAsJavaScriptTrims: the inputs are trimmed with
+// String.prototype.trim, so a U+FEFF around the version, the tool cache or
+// the layout is not part of them, while a U+0085 is.
+func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "clean")
+	f.r.Input("unity-version", "\ufeff"+version+"\ufeff")
+	f.r.Input("tool-cache", "\ufeff"+f.r.ToolCache)
+	f.r.Input("editor-layout", "canonical\u2028")
+	require.NoError(t, f.run())
+	assert.Equal(t, "true", f.r.Outputs()["evidence-capture-complete"])
+
+	g := newFixture(t, "clean")
+	g.r.Input("unity-version", version+"\u0085")
+	assert.ErrorContains(t, g.run(), "unity-version")
+}
+
+// TestOutputAChildWritesAfterTheEditorExitsIsEvidence: the licensing
+// client the editor started may still hold the output and write the
+// ULF-returned line after Unity.exe exited (on Windows the pipe's handles
+// are inheritable). Capture goes on to end of file, so the line is in the
+// evidence and the capture is complete.
+func TestOutputAChildWritesAfterTheEditorExitsIsEvidence(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake's late child is tested on Linux")
+	}
+	f := newFixture(t, "late-child")
+	require.NoError(t, f.run())
+	b, err := os.ReadFile(f.logPath())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), fakeeditor.ULFLinePrefix+"[REDACTED]\n"+fakeeditor.LateChildLine)
+	out := f.r.Outputs()
+	assert.Equal(t, "true", out["evidence-capture-complete"])
+	assert.Equal(t, evidence.FileDigest(b), out["return-log-digest"])
+}
+
+// TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow: a child that keeps
+// the output open without writing is ended 30 s after the editor exited;
+// the editor's output is complete and the log says a child was ended.
+func TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("uses pidfds")
+	}
+	f := newFixture(t, "leave-grandchild")
+	done := make(chan error, 1)
+	go func() { done <- f.run() }()
+	f.tm.Next(t)        // the 240 s timeout, never fired
+	f.tm.Next(t).Fire() // the drain window after the editor exited
+	require.NoError(t, <-done)
+	assert.Equal(t, "true", f.r.Outputs()["evidence-capture-complete"])
+	assert.Contains(t, f.stdout.String(), "::notice::A process the Unity editor started still held its output 30s after the editor exited")
+}
+
+// TestALeadingBOMIsStrippedAsTheReferenceDoes: the reference decodes the
+// output with a UTF-8 decoder that drops a leading byte order mark, so the
+// log (and its digest) starts after it.
+func TestALeadingBOMIsStrippedAsTheReferenceDoes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "bom")
+	require.NoError(t, f.run())
+	b, err := os.ReadFile(f.logPath())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "Unity Editor (fake) batch mode\n"), "%q", string(b[:min(len(b), 16)]))
+	assert.Equal(t, evidence.FileDigest(b), f.r.Outputs()["return-log-digest"])
+}
+
+// TestEachCredentialIsMaskedOnce: the email and the password are each
+// registered with ::add-mask:: once (a trimmed value equal to the raw one
+// is not masked again).
+func TestEachCredentialIsMaskedOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "clean")
+	require.NoError(t, f.run())
+	log := f.stdout.String()
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::"+password+"\n"))
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::clean@studio.test\n"))
+
+	g := newFixture(t, "clean")
+	g.r.Input("unity-password", " "+password+"\n")
+	require.NoError(t, g.run())
+	log = g.stdout.String()
+	assert.Equal(t, 1, strings.Count(log, "::add-mask::"+password+"\n"), "the raw value's lines and the trimmed value are the same line")
 }

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
@@ -60,6 +64,13 @@ type Deps struct {
 const (
 	CodePlatformRefused = "platform-refused"
 	CodeEditorMissing   = "editor-missing"
+	// CodeRunnerEnvironment: RUNNER_TEMP, GITHUB_RUN_ID or
+	// GITHUB_RUN_ATTEMPT is not usable.
+	CodeRunnerEnvironment = "runner-environment-invalid"
+	// CodeReturnNotClean: the command did not complete, exited non-zero or
+	// was not captured completely (the outputs say which; the classifier
+	// decides what it means for the seat).
+	CodeReturnNotClean = "return-not-clean"
 )
 
 // RefusalError is a refusal with a stable Code.
@@ -70,6 +81,9 @@ type RefusalError struct {
 
 // Error implements error.
 func (e *RefusalError) Error() string { return e.Code + ": " + e.Message }
+
+// ReasonCode returns Code (the ::error title and the job summary's code).
+func (e *RefusalError) ReasonCode() string { return e.Code }
 
 // Run is the return-unity-license action.
 func Run(ctx context.Context, deps Deps) error {
@@ -85,10 +99,8 @@ func Run(ctx context.Context, deps Deps) error {
 	a := actionio.New(deps.Getenv, deps.Stdout)
 	// 1. Mask first: nothing below may print a credential, but the runner's
 	// masking is the backstop.
-	email, password := a.Input(InputUnityEmail), a.Input(InputUnityPassword)
-	for _, c := range []string{a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password} {
-		a.Mask(c)
-	}
+	email, password := jsinput.Input(a, InputUnityEmail), jsinput.Input(a, InputUnityPassword)
+	maskOnce(a, a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password)
 	// 2. Pessimistic outputs before any check.
 	if err := setAll(a, OutputReturnCommandCompleted, "false", OutputEvidenceCaptureComplete, "false"); err != nil {
 		return err
@@ -141,16 +153,45 @@ func Run(ctx context.Context, deps Deps) error {
 		}
 	}
 	written := returncmd.WriteEvidence(ev.log, out.Output, out.OutputComplete, in.email, in.password)
-	if written.Complete {
-		if err := setAll(a, OutputReturnLogDigest, written.Digest, OutputEvidenceCaptureComplete, "true"); err != nil {
+	// The digest binds every log written, complete or not, to this step:
+	// the classifier (ours and the reference's) verifies the log it
+	// classifies against it, and a 20111 in an incomplete capture still
+	// counts (docs/divergences.md U3).
+	if written.Written {
+		if err := a.SetOutput(OutputReturnLogDigest, written.Digest); err != nil {
 			return err
 		}
 	}
+	if written.Complete {
+		if err := a.SetOutput(OutputEvidenceCaptureComplete, "true"); err != nil {
+			return err
+		}
+	}
+	if out.HeldOpen {
+		a.Notice(fmt.Sprintf("A process the Unity editor started still held its output %s after the editor exited; it was ended with the editor's process tree. Everything the editor wrote was captured; to keep that process's own log as evidence, pass it to classify-unity-cleanup-evidence as supplemental-evidence-paths.", returncmd.Grace))
+	}
 	summarize(a, editorPath, verified.Thumbprint, ev.log, out, written)
 	if !out.Completed || !written.Complete || out.ExitCode != 0 {
-		return fmt.Errorf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))
+		return &RefusalError{Code: CodeReturnNotClean, Message: fmt.Sprintf("the Unity license return did not finish cleanly (%s); the cleanup-evidence classifier decides what this means for the seat", describe(out, written))}
 	}
 	return nil
+}
+
+// maskOnce registers every distinct line of values with the runner's log
+// redaction, each once: a trimmed value is usually the raw one, and masking
+// it again only doubled the ::add-mask:: lines.
+func maskOnce(a *actionio.IO, values ...string) {
+	seen := map[string]bool{}
+	for _, v := range values {
+		for _, line := range strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n") {
+			line = strings.TrimRight(line, "\r")
+			if jsstr.Trim(line) == "" || seen[line] {
+				continue
+			}
+			seen[line] = true
+			a.Mask(line)
+		}
+	}
 }
 
 func setAll(a *actionio.IO, kv ...string) error {
@@ -208,7 +249,7 @@ func summarize(a *actionio.IO, editorPath, thumbprint, logPath string, o returnc
 		{Field: "Evidence capture complete", Value: strconv.FormatBool(e.Complete)},
 		{Field: "Evidence", Value: actionkit.Code(logPath)},
 	}
-	if e.Complete {
+	if e.Written {
 		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: actionkit.Code(e.Digest)})
 	}
 	_ = a.Summary(actionkit.Table("Unity license return", rows))
@@ -223,15 +264,15 @@ type paths struct{ runnerTemp, dir, log string }
 func evidencePaths(a *actionio.IO) (paths, error) {
 	temp := a.Getenv("RUNNER_TEMP")
 	if temp == "" || !filepath.IsAbs(temp) {
-		return paths{}, errors.New("RUNNER_TEMP must be set to an absolute path")
+		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "RUNNER_TEMP must be set to an absolute path"}
 	}
 	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
 	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
-		return paths{}, errors.New("GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
+		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$"}
 	}
-	suffix, err := a.NoEdgeWhitespaceNoNewline(InputEvidenceSuffix, evidence.DefaultSuffix)
-	if err != nil {
-		return paths{}, err
+	suffix := jsinput.Input(a, InputEvidenceSuffix)
+	if suffix == "" {
+		suffix = evidence.DefaultSuffix
 	}
 	if !evidence.ValidSuffix(suffix) {
 		return paths{}, &actionio.InputError{Input: InputEvidenceSuffix, Code: actionio.CodePatternMismatch, Message: "must match " + evidence.SuffixPattern}
@@ -249,16 +290,16 @@ type inputs struct {
 func readInputs(a *actionio.IO, email, password string) (inputs, error) {
 	var in inputs
 	var err error
-	if in.version, err = a.Pattern(InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
+	if in.version, err = jsinput.Pattern(a, InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
 		return in, err
 	}
-	if in.toolCache, err = a.Required(InputToolCache); err != nil {
+	if in.toolCache, err = jsinput.Required(a, InputToolCache); err != nil {
 		return in, err
 	}
 	if !filepath.IsAbs(in.toolCache) {
 		return in, &actionio.InputError{Input: InputToolCache, Code: actionio.CodePatternMismatch, Message: "must be an absolute path (use ${{ runner.tool_cache }})"}
 	}
-	layout := a.Input(InputEditorLayout)
+	layout := jsinput.Input(a, InputEditorLayout)
 	if layout == "" {
 		layout = string(editor.LayoutCanonical)
 	}

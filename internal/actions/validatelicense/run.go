@@ -49,7 +49,7 @@ func Run(_ context.Context, deps Deps) error {
 			return err
 		}
 	}
-	if err := validation.CheckLicense(a.Input(InputActivationMode), p); err != nil {
+	if err := validation.CheckLicense(a.RawInput(InputActivationMode), p); err != nil {
 		return err
 	}
 	a.Notice("Unity license secrets are present for serial activation (UNITY_SERIAL, UNITY_EMAIL, UNITY_PASSWORD); no licensing server is configured.")

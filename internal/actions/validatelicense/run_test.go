@@ -91,3 +91,34 @@ func TestMissingOutputFileIsAnError(t *testing.T) {
 	err := validatelicense.Run(context.Background(), actionkit.Deps{Getenv: func(string) string { return "" }, Stdout: &bytes.Buffer{}})
 	assert.ErrorIs(t, err, actionio.ErrFileCommandUnavailable)
 }
+
+// TestTrimmingIsJavaScripts: "present" means non-empty after
+// String.prototype.trim, so a value of only U+FEFF is absent and one of
+// only U+0085 is present; activation-mode is trimmed the same way, and a
+// whitespace-only mode is refused as the reference refuses it (only an
+// empty input takes the default).
+func TestTrimmingIsJavaScripts(t *testing.T) {
+	out, _, err := run(t, map[string]string{"UNITY_SERIAL": "\ufeff", "UNITY_EMAIL": "\u0085", "UNITY_PASSWORD": password})
+	var le *validation.LicenseError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, []string{validation.EnvSerial}, le.Missing)
+	assert.Equal(t, map[string]string{"serial-present": "false", "email-present": "true", "password-present": "true"}, out)
+
+	all := map[string]string{"UNITY_SERIAL": serial, "UNITY_EMAIL": email, "UNITY_PASSWORD": password}
+	with := func(mode string) map[string]string {
+		m := map[string]string{"INPUT_ACTIVATION_MODE": mode}
+		for k, v := range all {
+			m[k] = v
+		}
+		return m
+	}
+	_, _, err = run(t, with("\ufeffserial\u2029"))
+	require.NoError(t, err)
+	for _, mode := range []string{"   ", "\ufeff", "\t\n", "serial\u0085"} {
+		_, _, err = run(t, with(mode))
+		require.ErrorAs(t, err, &le, "%q", mode)
+		assert.Equal(t, validation.ReasonActivationModeUnsupported, le.Reason, "%q", mode)
+	}
+	_, _, err = run(t, map[string]string{"UNITY_SERIAL": serial, "UNITY_EMAIL": email, "UNITY_PASSWORD": password, "UNITY_LICENSING_SERVER": "\ufeff"})
+	require.NoError(t, err, "a licensing server of only U+FEFF is unset")
+}

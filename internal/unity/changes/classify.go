@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // PullRequestEvent is the only event whose changes are classified
@@ -46,6 +48,11 @@ type Decision struct {
 	ForcedBy string
 	// Paths is the number of changed paths classified.
 	Paths int
+	// Via says how Unity reads ForcedBy, for ReasonUnityVisible.
+	Via string
+	// Unsure says why visibility was not decided, for
+	// ReasonVisibilityUnknown.
+	Unsure string
 }
 
 // NotPullRequest is the decision for any event other than pull_request.
@@ -123,7 +130,7 @@ func DisplayPath(p string) string {
 	if len(p) > 300 {
 		p = p[:300] + "…"
 	}
-	plain := utf8.ValidString(p) && strings.TrimSpace(p) == p && !strings.ContainsFunc(p, func(r rune) bool {
+	plain := utf8.ValidString(p) && !jsstr.HasEdgeSpace(p) && !strings.ContainsFunc(p, func(r rune) bool {
 		return !unicode.IsPrint(r) && r != ' '
 	})
 	if plain {

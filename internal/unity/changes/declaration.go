@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // Bounds of the independent-paths declaration.
@@ -67,7 +69,7 @@ func ParseIndependentPaths(raw string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for i, line := range strings.Split(raw, "\n") {
-		entry := strings.TrimSpace(line)
+		entry := jsstr.Trim(line)
 		if entry == "" {
 			continue
 		}

@@ -3,8 +3,8 @@ package cleanup
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -173,7 +173,7 @@ func Evaluate(raw Inputs) Decision {
 }
 
 func trimmed(in Inputs) Inputs {
-	t := strings.TrimSpace
+	t := jsstr.Trim
 	return Inputs{t(in.Acquired), t(in.ClassificationComplete), t(in.CleanupStatus), t(in.CleanupHealth), t(in.CleanupReason),
 		t(in.ReleaseOutcome), t(in.CleanupResult), t(in.Released), t(in.ReleaseHealth), t(in.ReleaseReason),
 		t(in.ReservationState), t(in.ReservationID), t(in.IncidentID)}

@@ -148,6 +148,10 @@ func TestLicensedJobEndToEnd(t *testing.T) {
 			reason: "cleanup-confirmed", cleanupResult: "released", safe: true},
 		{name: "printed secrets are redacted and still confirm", mode: "secret", config: lifecycle60, schema: 4,
 			reason: "cleanup-confirmed", cleanupResult: "cooldown-started", reservation: "cooldown", safe: true},
+		{name: "a ULF line the licensing client writes after the editor exited still confirms", mode: "late-child", config: lifecycle60, schema: 4,
+			reason: "cleanup-confirmed", cleanupResult: "cooldown-started", reservation: "cooldown", safe: true},
+		{name: "a leading byte order mark is dropped and still confirms", mode: "bom", config: lifecycle60, schema: 4,
+			reason: "cleanup-confirmed", cleanupResult: "cooldown-started", reservation: "cooldown", safe: true},
 		{name: "a 30 MiB flood is truncated evidence", mode: "flood", config: lifecycle60, schema: 4,
 			reason: "return-log-truncated", cleanupResult: "quarantined", reservation: "quarantine"},
 		{name: "a hang is killed at the timeout", mode: "hang", config: lifecycle60, schema: 4,
@@ -202,7 +206,8 @@ func TestLicensedJobEndToEnd(t *testing.T) {
 			ret := <-done
 			// The return step fails unless completed, captured and exit 0; what
 			// the evidence proves is the classifier's call.
-			returnOK := map[string]bool{"clean": true, "clean-crlf": true, "secret": true, "handoff": true, "ulf-skipped": true, "silent": true}[tt.mode]
+			returnOK := map[string]bool{"clean": true, "clean-crlf": true, "secret": true, "handoff": true, "ulf-skipped": true, "silent": true,
+				"late-child": true, "bom": true}[tt.mode]
 			assert.Equal(t, returnOK, ret.err == nil, "return step: %v", ret.err)
 			for _, pid := range pids {
 				assert.True(t, fakeeditor.Gone(pid), "process %d of the return command's tree survived", pid)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 var lineSplitRE = regexp.MustCompile(`\r?\n`)
@@ -14,6 +16,9 @@ type PayloadError struct {
 	Line int
 	Rule string
 }
+
+// ReasonCode is the refusal code of every payload-list rule.
+func (e *PayloadError) ReasonCode() string { return "editor-payload-list-invalid" }
 
 // Error implements error.
 func (e *PayloadError) Error() string {
@@ -36,9 +41,9 @@ func ParsePayloadList(raw string) ([]string, error) {
 	for i, line := range lineSplitRE.Split(raw, -1) {
 		n := i + 1
 		switch {
-		case strings.TrimSpace(line) == "":
+		case jsstr.Trim(line) == "":
 			return nil, &PayloadError{n, "blank entry"}
-		case strings.TrimSpace(line) != line:
+		case jsstr.HasEdgeSpace(line):
 			return nil, &PayloadError{n, "leading or trailing whitespace"}
 		case strings.ContainsAny(line, "\x00\r"):
 			return nil, &PayloadError{n, "contains NUL or a carriage return"}
@@ -54,7 +59,7 @@ func ParsePayloadList(raw string) ([]string, error) {
 				return nil, &PayloadError{n, `empty or "." segments are not allowed`}
 			}
 		}
-		key := strings.ToLower(norm)
+		key := jsstr.ToLower(norm)
 		if first, dup := seen[key]; dup {
 			return nil, &PayloadError{n, fmt.Sprintf("duplicate of line %d", first)}
 		}

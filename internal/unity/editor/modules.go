@@ -161,6 +161,9 @@ type MissingGroupError struct {
 	Missing string
 }
 
+// ReasonCode is the refusal code of a missing module group.
+func (e *MissingGroupError) ReasonCode() string { return "module-group-missing" }
+
 // Error implements error.
 func (e *MissingGroupError) Error() string {
 	return "provisioning profile " + string(e.Profile) + " needs module group " + e.Group + ": missing " + e.Missing + " under " + PlaybackEngines

@@ -4,6 +4,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -26,6 +30,7 @@ const (
 	jsWhitespaceClass             = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
 	jsNonWhitespaceClass          = `[^\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
 	ruleNameAccountLimit          = "account-limit-20111"
+	ruleNameAmbiguous20111        = "20111-not-a-whole-number"
 	ruleNameCaptureIncomplete     = "capture-incomplete"
 	ruleNameReturn400006          = "return-400006"
 	ruleNameTerminated            = "terminated-exit-code"
@@ -106,7 +111,11 @@ func unknown(r Rule, reason string) Verdict {
 // the first that matches decides:
 //
 //  1. 20111 in the return log or any supplemental file → unknown/blocked/
-//     unity-account-limit-20111.
+//     unity-account-limit-20111, when at least one occurrence is a whole
+//     number (see WholeNumber); an occurrence the contract's digit-bounded
+//     pattern matches only inside a longer token (A20111, 0x20111) gives
+//     unknown/healthy/cleanup-evidence-unknown instead: the seat is
+//     quarantined, but no organization-wide incident is raised on it.
 //  2. Capture incomplete → return-log-truncated.
 //  3. 400006 anywhere → unity-return-400006.
 //  4. Completed with exit code 137, 143, -1073741510 or -1073740791 →
@@ -126,9 +135,15 @@ func unknown(r Rule, reason string) Verdict {
 func Classify(in Input) Verdict {
 	all := strings.Join(append([]string{in.ReturnLog}, in.Supplemental...), "\n")
 	switch {
-	case hasMarker(all, "20111", marker20111):
+	case hasMarker(all, "20111", marker20111) && hasWholeNumber(all, "20111"):
 		return Verdict{Report: lockstate.Report{Status: lockstate.StatusUnknown, Health: lockstate.HealthBlocked, Reason: ReasonAccountLimit},
 			Rule: Rule{1, ruleNameAccountLimit}}
+	case hasMarker(all, "20111", marker20111):
+		// The contract's pattern matches, but only inside a longer token
+		// (A20111, 0x20111, ERR_20111, 0.20111): not the account-limit
+		// code as Unity prints it. The seat is not proven clean, but the
+		// organization-wide incident is not raised on it.
+		return unknown(Rule{1, ruleNameAmbiguous20111}, lockstate.ReasonCleanupEvidenceUnknown)
 	case !in.CaptureComplete:
 		return unknown(Rule{2, ruleNameCaptureIncomplete}, ReasonReturnLogTruncated)
 	case hasMarker(all, "400006", marker400006):
@@ -142,7 +157,7 @@ func Classify(in Input) Verdict {
 	}
 	var entitlement, ulfReturned, ulfSkipped bool
 	for _, line := range strings.Split(in.ReturnLog, "\n") {
-		line = jsTrim(strings.ReplaceAll(line, "\r", ""))
+		line = jsstr.Trim(strings.ReplaceAll(line, "\r", ""))
 		switch {
 		case line == entitlementLine || line == entitlementLineModule:
 			entitlement = true
@@ -164,23 +179,57 @@ func Classify(in Input) Verdict {
 	return unknown(Rule{9, ruleNameMissingPositive}, ReasonMissingPositiveEvidence)
 }
 
+// hasWholeNumber reports whether literal occurs in text as a whole number
+// (WholeNumber).
+func hasWholeNumber(text, literal string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], literal)
+		if j < 0 {
+			return false
+		}
+		if WholeNumber(text, i+j, i+j+len(literal)) {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// WholeNumber reports whether the digits text[start:end] stand as a whole
+// number: the code point before them and the one after are neither a
+// letter, a digit nor an underscore, and they are not part of a decimal
+// number (a dot with a digit beyond it on either side). "code 20111",
+// "(20111)" and "20111:" are whole; "A20111", "0x20111", "ERR_20111",
+// "0.20111" and "20111.5" are not.
+func WholeNumber(text string, start, end int) bool {
+	before, n := utf8.DecodeLastRuneInString(text[:start])
+	if start > 0 {
+		if isWordRune(before) {
+			return false
+		}
+		if before == '.' {
+			if d, _ := utf8.DecodeLastRuneInString(text[:start-n]); start-n > 0 && unicode.IsDigit(d) {
+				return false
+			}
+		}
+	}
+	if end < len(text) {
+		after, m := utf8.DecodeRuneInString(text[end:])
+		if isWordRune(after) {
+			return false
+		}
+		if after == '.' {
+			if d, _ := utf8.DecodeRuneInString(text[end+m:]); end+m < len(text) && unicode.IsDigit(d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+
 // hasMarker reports whether re matches text; re requires literal, so a
 // text without it is decided by a fast substring search (logs reach 25 MiB).
 func hasMarker(text, literal string, re *regexp.Regexp) bool {
 	return strings.Contains(text, literal) && re.MatchString(text)
-}
-
-// jsTrim trims what ECMAScript's String.prototype.trim trims (WhiteSpace and
-// LineTerminator, which includes U+FEFF but not U+0085); strings.TrimSpace
-// differs on those two.
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, isJSWhitespace)
-}
-
-func isJSWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }

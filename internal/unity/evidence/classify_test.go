@@ -119,3 +119,60 @@ func TestULFReturnedLineAcceptsJavaScriptWhitespaceAroundTheColon(t *testing.T) 
 	v := evidence.Classify(in(entitlement + "\n[Licensing::Client] Successfully returned ULF license with serial number:\u2003\u2003\n"))
 	assert.Equal(t, 9, v.Rule.Number)
 }
+
+// TestNodeExtMatchesNodeJS: the table is Node.js v20's path.extname (posix
+// and win32 agree on these names).
+func TestNodeExtMatchesNodeJS(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		".log": "", "..log": ".log", "...log": ".log", "a.log": ".log", "a.": ".", "..": "", "...": ".", ".": "",
+		"a": "", "a.b.c": ".c", ".a.b": ".b", "a..": ".", "log": "", "x.LOG": ".LOG", ". log": "",
+	} {
+		assert.Equal(t, want, evidence.NodeExt(name), "%q", name)
+	}
+	for name, read := range map[string]bool{"a.log": true, "b.TXT": true, ".log": false, ".txt": false, "..log": true, "a.log.1": false, "a.json": false} {
+		assert.Equal(t, read, evidence.WalkReads(name), "%q", name)
+	}
+}
+
+func TestEntryLimitIsReachedAtTheLimit(t *testing.T) {
+	t.Parallel()
+	assert.False(t, evidence.EntryLimitReached(evidence.MaxEntries-1))
+	assert.True(t, evidence.EntryLimitReached(evidence.MaxEntries))
+}
+
+// TestA20111InsideALongerTokenDoesNotRaiseTheIncident: the contract's
+// digit-bounded pattern also matches 20111 inside "A20111" or "0x20111";
+// such an occurrence is not the account-limit code, so it must not block the
+// account (which raises the organization-wide incident). The seat is still
+// not proven clean: unknown/healthy/cleanup-evidence-unknown. A whole 20111
+// anywhere still blocks.
+func TestA20111InsideALongerTokenDoesNotRaiseTheIncident(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"A20111", "0x20111", "ERR_20111", "took 0.20111 s", "build 20111.5", "é20111", "20111b"} {
+		for name, input := range map[string]evidence.Input{
+			"return log":   in(text + "\n" + positive),
+			"supplemental": with(in(positive), func(i *evidence.Input) { i.Supplemental = []string{text} }),
+			"incomplete":   with(in(text+"\n"+positive), func(i *evidence.Input) { i.CaptureComplete = false }),
+		} {
+			v := evidence.Classify(input)
+			assert.Equal(t, lockstate.Report{Status: "unknown", Health: "healthy", Reason: "cleanup-evidence-unknown"}, v.Report, "%q in the %s", text, name)
+			assert.Equal(t, 1, v.Rule.Number)
+		}
+	}
+	for _, text := range []string{"code 20111", "(20111)", "20111:", "[Licensing::Client] Error: Code 20111 while returning", "A20111 and then 20111", "x.20111", "20111."} {
+		v := evidence.Classify(in(text + "\n" + positive))
+		assert.Equal(t, "blocked", v.Report.Health, "%q", text)
+	}
+}
+
+func TestWholeNumber(t *testing.T) {
+	t.Parallel()
+	for text, whole := range map[string]bool{
+		"20111": true, " 20111 ": true, "=20111;": true, "x.20111": true, "20111.": true, "20111.x": true, "-20111": true,
+		"A20111": false, "20111A": false, "0x20111": false, "_20111": false, "1.20111": false, "20111.0": false, "٣20111": false,
+	} {
+		i := strings.Index(text, "20111")
+		assert.Equal(t, whole, evidence.WholeNumber(text, i, i+5), "%q", text)
+	}
+}

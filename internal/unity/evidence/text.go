@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,4 +41,33 @@ func DecodeText(b []byte) (string, error) {
 		return "", ErrNUL
 	}
 	return string(b), nil
+}
+
+// EntryLimitReached reports whether visiting the n-th directory entry
+// (1-based) under the supplemental paths reaches the entry limit: the
+// MaxEntries-th entry does (facts §3: capture is incomplete when "the entry
+// limit is reached"), so at most MaxEntries-1 entries are visited.
+func EntryLimitReached(n int) bool { return n >= MaxEntries }
+
+// WalkReads reports whether a directory walk reads the file named name:
+// its extension, as Node.js's path.extname sees it, is .log or .txt in any
+// case. A dot file such as ".log" has no extension there (the reference
+// skips it), while "..log" and "a.LOG" have one.
+func WalkReads(name string) bool {
+	switch strings.ToLower(NodeExt(name)) {
+	case ".log", ".txt":
+		return true
+	}
+	return false
+}
+
+// NodeExt returns the extension of the base name name as Node.js's
+// path.extname returns it: from the last dot to the end, or "" when the
+// name has no dot, its only dot is the first character, or it is "..".
+func NodeExt(name string) string {
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || name == ".." {
+		return ""
+	}
+	return name[dot:]
 }

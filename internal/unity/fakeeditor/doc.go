@@ -17,6 +17,11 @@
 //	                    ignores SIGTERM in both processes
 //	leave-grandchild    both positive lines, starts a grandchild that keeps
 //	                    the output pipe open, exit 0
+//	late-child          the entitlement line, then starts a grandchild that
+//	                    inherits the output and prints the ULF-returned line
+//	                    only after the editor has exited (as a licensing
+//	                    client the editor started may), exit 0
+//	bom                 a UTF-8 byte order mark, then both positive lines
 //	blocked             a 20111 licensing error, exit 1
 //	handoff             a 400006 response with the ULF-returned line, exit 0
 //	ulf-skipped         entitlement line and "Serial number unavailable", exit 0

@@ -3,6 +3,7 @@ package fakeeditor
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,6 +25,10 @@ const (
 	// InvocationFile is the name, under $TEMP, of the recorded invocation.
 	InvocationFile = "fake-editor-invocation.json"
 	grandchildFlag = "-fake-editor-grandchild"
+	lateChildFlag  = "-fake-editor-late-child"
+	// LateChildLine is what the late-child mode's grandchild prints once
+	// the editor has exited.
+	LateChildLine = "[Licensing::Client] (fake licensing client) still writing after the editor exited"
 )
 
 // Invocation is what one run of the fake saw.
@@ -43,6 +48,8 @@ func Dispatch() {
 			os.Exit(Main(args))
 		case grandchildFlag:
 			os.Exit(grandchild(args))
+		case lateChildFlag:
+			os.Exit(lateChild())
 		}
 	}
 }
@@ -103,6 +110,15 @@ func Main(args []string) int {
 			return 3
 		}
 		fmt.Fprintf(out, "licensing client pid %d\n", pid)
+	case mode == "late-child":
+		fmt.Fprint(out, "Unity Editor (fake) batch mode\n"+EntitlementLine+"\n")
+		if err := startLateChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake editor:", err)
+			return 3
+		}
+	case mode == "bom":
+		fmt.Fprint(out, "\ufeff")
+		positive("\n")
 	case mode == "blocked":
 		fmt.Fprintln(out, "[Licensing::Client] Error: Code 20111 while returning: the account has reached its activation limit")
 		return 1
@@ -138,6 +154,41 @@ func startGrandchild(hard bool) (int, error) {
 		return 0, err
 	}
 	return cmd.Process.Pid, nil
+}
+
+// startLateChild starts a grandchild that inherits the output and the read
+// end of a pipe whose write end only the editor holds: the grandchild's
+// read ends when the editor has exited, so it writes after the editor is
+// gone, with no sleep and no race.
+func startLateChild() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, lateChildFlag)
+	cmd.Stdout, cmd.Stderr, cmd.Env, cmd.ExtraFiles = os.Stdout, os.Stderr, os.Environ(), []*os.File{r}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	_ = r.Close()
+	editorAlive = w // held open (and out of the finalizer's reach) until the editor exits
+	return nil
+}
+
+// editorAlive is the write end the late-child mode keeps open.
+var editorAlive *os.File
+
+// lateChild waits for the editor to exit (end of file on fd 3), then prints
+// the ULF-returned line and a line of its own.
+func lateChild() int {
+	_, _ = io.Copy(io.Discard, os.NewFile(3, "editor-alive"))
+	fmt.Fprintln(os.Stdout, ULFLinePrefix+Serial)
+	fmt.Fprintln(os.Stdout, LateChildLine)
+	return 0
 }
 
 func grandchild(args []string) int {

@@ -54,6 +54,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%s)", e.Code, e.Detail, e.Path)
 }
 
+// ReasonCode returns Code (the ::error title and the job summary's code).
+func (e *Error) ReasonCode() string { return e.Code }
+
 // ErrNotExist is returned (wrapped) when a path does not exist.
 var ErrNotExist = os.ErrNotExist
 

@@ -9,8 +9,13 @@
 // Windows (the child is created suspended, assigned to a job with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE and no breakaway, then resumed;
 // termination and the kill are TerminateJobObject). When the direct child
-// exits, whatever it left behind in its tree is killed, so a grandchild
-// cannot hold the output pipe open or outlive the step.
+// exits on its own, the processes it started may keep writing to the
+// output until end of file, for at most a drain window (the grace): on
+// Windows the pipe's handles are inheritable, so a child of Unity.exe (its
+// licensing client) inherits them and can write after the editor exited
+// (Result.HeldOpen records one still holding the output at the end of the
+// window). Then whatever the child left in its tree is killed, so a
+// grandchild cannot hold the output open or outlive the step.
 //
 // Timers are injected ([After]) so the timeout and grace rules are tested
 // with real processes and no real waiting. The Windows job code compiles in

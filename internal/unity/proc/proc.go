@@ -30,8 +30,10 @@ type Spec struct {
 	Dir string
 	// Timeout starts the termination of the tree.
 	Timeout time.Duration
-	// Grace is how long the tree may take to end after termination (or the
-	// output pipe to drain after the child exited) before it is killed.
+	// Grace is how long the tree may take to end after termination before
+	// it is killed, and the drain window: how long, after the child exited
+	// on its own, the processes it started may keep writing to the output
+	// before the tree is ended.
 	Grace time.Duration
 	// OutputCap bounds the combined output kept, in bytes; one byte more
 	// terminates the tree.
@@ -59,8 +61,14 @@ type Result struct {
 	// Signaled is true when the child ended by a signal (Unix).
 	Signaled bool
 	// OutputComplete is true when the output pipe reached end of file: every
-	// process holding it was gone. With Overflow it is still false.
+	// process holding it was gone (a process ended at the end of the drain
+	// window included: what it wrote before is all there). With Overflow,
+	// or after a cancellation, it is false.
 	OutputComplete bool
+	// HeldOpen is true when, after the child exited on its own, a process
+	// it started still held the output when the drain window (or the
+	// timeout) ended, and was ended with the tree.
+	HeldOpen bool
 }
 
 // ErrStart wraps every failure to start the command or to place it under
@@ -151,12 +159,42 @@ loop:
 			break loop
 		}
 	}
-	// The child is gone: end whatever it left in its tree, then drain the
-	// pipe, bounded by the grace (a descendant outside the tree may hold it).
+	// The child exited on its own. A process it started may still hold
+	// the output and write to it: on Windows the pipe's handles are
+	// inheritable, so a process the editor starts (its licensing client)
+	// inherits them and can outlive it. Keep capturing until end of file,
+	// for at most the drain window (Grace, cut short by the timeout).
+	cut := false
+	if res.Completed && grace == nil {
+		drain := after(spec.Grace)
+	drainLoop:
+		for {
+			select {
+			case <-c.eof:
+				break drainLoop
+			case <-overflow:
+				overflow = nil
+				res.Overflow = true
+				break drainLoop
+			case <-timeout:
+				timeout = nil
+				res.HeldOpen = true
+				break drainLoop
+			case <-drain:
+				res.HeldOpen = true
+				break drainLoop
+			case <-ctx.Done():
+				res.Cancelled, cut = true, true
+				break drainLoop
+			}
+		}
+	}
+	// End whatever is left in the tree, then drain the pipe, bounded by the
+	// grace (a descendant outside the tree may hold it).
 	t.kill()
 	select {
 	case <-c.eof:
-		res.OutputComplete = true
+		res.OutputComplete = !cut
 	case <-after(spec.Grace):
 		pr.Close()
 		<-c.eof

@@ -146,21 +146,58 @@ func TestGraceExpiryKillsATreeThatIgnoresSIGTERM(t *testing.T) {
 	assert.True(t, fakeeditor.Gone(child))
 }
 
-// TestGrandchildLeftBehindIsKilledAtExit: the editor exits 0 while a
-// grandchild still holds the output pipe; Run ends the tree, reaches end of
-// file and returns without any timer firing.
-func TestGrandchildLeftBehindIsKilledAtExit(t *testing.T) {
+// TestOutputAChildPrintsAfterTheEditorExitedIsCaptured: on Windows the
+// output pipe's handles are inheritable, so a process the editor started
+// (its licensing client) keeps the output open and may still write after
+// the editor has exited. Capture goes on until end of file: the late line
+// is kept, no timer fires, and the capture is complete.
+func TestOutputAChildPrintsAfterTheEditorExitedIsCaptured(t *testing.T) {
 	t.Parallel()
-	r, err := proc.Run(context.Background(), setup(t, "leave-grandchild", 1<<20).spec, fakeeditor.NewTimers().After)
+	tm := fakeeditor.NewTimers()
+	r, err := proc.Run(context.Background(), setup(t, "late-child", 1<<20).spec, tm.After)
 	require.NoError(t, err)
 	assert.True(t, r.Completed)
 	assert.Equal(t, int64(0), r.ExitCode)
 	assert.True(t, r.OutputComplete)
+	assert.False(t, r.HeldOpen || r.TimedOut)
+	out := string(r.Output)
+	assert.Contains(t, out, fakeeditor.EntitlementLine+"\n")
+	assert.Contains(t, out, fakeeditor.ULFLinePrefix+fakeeditor.Serial+"\n"+fakeeditor.LateChildLine+"\n", "what the child wrote after the editor exited")
+	assert.Equal(t, timeout, tm.Next(t).D)
+	assert.Equal(t, grace, tm.Next(t).D, "the drain window was armed when the editor exited")
+}
+
+// TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow: the editor exits 0
+// while a grandchild keeps the output open and prints nothing more. Capture
+// waits for the drain window (the 30 s grace) after the editor's exit, then
+// ends the tree; what was printed is complete, HeldOpen says a child was
+// ended, and the grandchild is gone.
+func TestAChildHoldingTheOutputIsEndedAfterTheDrainWindow(t *testing.T) {
+	t.Parallel()
+	tm := fakeeditor.NewTimers()
+	e := setup(t, "leave-grandchild", 1<<20)
+	done := start(context.Background(), e, tm)
+	require.Equal(t, timeout, tm.Next(t).D)
+	drain := tm.Next(t)
+	require.Equal(t, grace, drain.D, "armed when the editor exited")
+	select {
+	case o := <-done:
+		t.Fatalf("returned before the drain window ended: %+v", o.res)
+	default:
+	}
+	drain.Fire()
+	o := <-done
+	require.NoError(t, o.err)
+	r := o.res
+	assert.True(t, r.Completed)
+	assert.Equal(t, int64(0), r.ExitCode)
+	assert.True(t, r.OutputComplete, "the editor's whole output was captured")
+	assert.True(t, r.HeldOpen)
 	out := string(r.Output)
 	i := strings.Index(out, "licensing client pid")
 	require.GreaterOrEqual(t, i, 0, out)
 	var child int
-	_, err = fmt.Sscanf(out[i:], "licensing client pid %d", &child)
+	_, err := fmt.Sscanf(out[i:], "licensing client pid %d", &child)
 	require.NoError(t, err)
 	assert.True(t, fakeeditor.Gone(child), "grandchild %d still runs", child)
 }

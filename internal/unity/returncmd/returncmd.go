@@ -84,9 +84,13 @@ type Outcome struct {
 	// OutputComplete is false when the output overflowed the cap, the pipe
 	// never reached end of file, or the command did not complete.
 	OutputComplete bool
-	TimedOut       bool
-	Overflow       bool
-	Cancelled      bool
+	// TimedOut, Overflow and Cancelled say what ended the command early.
+	TimedOut  bool
+	Overflow  bool
+	Cancelled bool
+	// HeldOpen: a process the editor started still held the output when
+	// the drain window after the editor's exit ended, and was ended.
+	HeldOpen bool
 	// Output is the raw combined output (never written or logged as is).
 	Output []byte
 }
@@ -105,7 +109,7 @@ func Run(ctx context.Context, editorPath, email, password string, getenv func(st
 
 // FromResult maps a process result to the action's outcome (facts §2).
 func FromResult(r proc.Result) Outcome {
-	o := Outcome{Completed: r.Completed, TimedOut: r.TimedOut, Overflow: r.Overflow, Cancelled: r.Cancelled, Output: r.Output}
+	o := Outcome{Completed: r.Completed, TimedOut: r.TimedOut, Overflow: r.Overflow, Cancelled: r.Cancelled, HeldOpen: r.HeldOpen, Output: r.Output}
 	o.OutputComplete = r.Completed && r.OutputComplete && !r.Overflow
 	switch {
 	case !r.Completed:
@@ -156,7 +160,7 @@ type Evidence struct {
 	// redacted within the cap, written once.
 	Complete bool
 	// Digest is the SHA-256 of the bytes written (return-log-digest);
-	// meaningful only when Complete.
+	// meaningful only when Written (complete or not).
 	Digest string
 	// Written is false when nothing could be written (the file already
 	// existed, or the write failed).
@@ -166,7 +170,10 @@ type Evidence struct {
 }
 
 // WriteEvidence redacts output and writes it to path with exclusive
-// create. outputComplete is the command side's verdict. Invalid UTF-8 is
+// create. outputComplete is the command side's verdict. One leading UTF-8
+// byte order mark is dropped first, as the reference's UTF-8 decoder
+// (TextDecoder without ignoreBOM) drops it, so both write the same bytes
+// and the same digest. Invalid UTF-8 is
 // written with U+FFFD replacements (so a 20111 marker still counts) but
 // makes the capture incomplete, and so does redacted text over the cap
 // (written truncated at a character boundary). A failed exclusive create is
@@ -176,7 +183,7 @@ func WriteEvidence(path string, output []byte, outputComplete bool, credentials 
 	if !outputComplete {
 		ev.Problem = "the command's output was not captured completely"
 	}
-	text := string(output)
+	text := strings.TrimPrefix(string(output), "\ufeff")
 	if !utf8.Valid(output) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 		ev.Complete, ev.Problem = false, "the command's output was not valid UTF-8"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // MaxSafeInteger is the largest id accepted (2^53 − 1, JavaScript's
@@ -43,7 +45,7 @@ func (r Runner) Online() bool { return strings.EqualFold(r.Status, StatusOnline)
 // (case-insensitively; set is already lowercase).
 func (r Runner) has(set LabelSet) bool {
 	for _, want := range set {
-		if !slices.ContainsFunc(r.Labels, func(l string) bool { return strings.ToLower(l) == want }) {
+		if !slices.ContainsFunc(r.Labels, func(l string) bool { return jsstr.ToLower(l) == want }) {
 			return false
 		}
 	}

@@ -139,3 +139,21 @@ func TestEvaluateProperties(t *testing.T) {
 		}
 	})
 }
+
+// TestLabelsLowercaseAsJavaScriptDoes: labels are lowercased with
+// String.prototype.toLowerCase, as the reference lowercases them, not with
+// Go's simple mapping: "İ" becomes "i̇" (i and a combining dot), so a
+// required "İstanbul" matches a runner label "İSTANBUL" or "i̇stanbul" but
+// not "istanbul", and a final capital sigma becomes ς.
+func TestLabelsLowercaseAsJavaScriptDoes(t *testing.T) {
+	t.Parallel()
+	sets, err := runners.ParseLabelSets(`[["self-hosted","İstanbul","ΟΔΟΣ"]]`)
+	if !assert.NoError(t, err) {
+		return
+	}
+	assert.Equal(t, runners.LabelSet{"self-hosted", "i\u0307stanbul", "οδος"}, sets[0])
+	for label, match := range map[string]bool{"İSTANBUL": true, "i\u0307stanbul": true, "istanbul": false, "Istanbul": false} {
+		rep := runners.Evaluate(sets, []runners.Runner{rn(1, "r", "online", false, "self-hosted", label, "οδος")})
+		assert.Equal(t, match, rep.Sets[0].Available(), "runner label %q", label)
+	}
+}

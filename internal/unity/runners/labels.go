@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // Bounds of the required-label-sets declaration. GitHub itself caps a
@@ -157,10 +159,10 @@ func parseLabel(n, j int, v any) (string, error) {
 		return "", &LabelSetError{Code: CodeLabelTooLong, Set: n, Label: j, Message: fmt.Sprintf("a label must not be longer than %d bytes", MaxLabelBytes)}
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return "", &LabelSetError{Code: CodeLabelControlCharacter, Set: n, Label: j, Message: "a label must not contain control characters"}
-	case strings.TrimSpace(s) != s:
+	case jsstr.HasEdgeSpace(s):
 		return "", &LabelSetError{Code: CodeLabelUntrimmed, Set: n, Label: j, Message: "a label must not have leading or trailing whitespace"}
 	}
-	return strings.ToLower(s), nil
+	return jsstr.ToLower(s), nil
 }
 
 // ReasonCode returns Code (the ::error title and job summary code).

@@ -70,6 +70,9 @@ type Error struct {
 	Detail string
 }
 
+// ReasonCode returns Reason (the ::error title and the job summary's code).
+func (e *Error) ReasonCode() string { return string(e.Reason) }
+
 // Error implements error.
 func (e *Error) Error() string {
 	if e.Code != 0 {

@@ -3,7 +3,8 @@ package validation
 import (
 	"fmt"
 	"strconv"
-	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // Job results as GitHub reports them in needs.<job>.result
@@ -115,7 +116,7 @@ func (in Inputs) Get(name string) string {
 }
 
 func (in Inputs) trimmed() Inputs {
-	t := strings.TrimSpace
+	t := jsstr.Trim
 	return Inputs{t(in.StaticValidation), t(in.Classifier), t(in.UnityRequired), t(in.TrustedRevision),
 		t(in.Preflight), t(in.Unity), t(in.Fallback), t(in.FallbackCleanup)}
 }

@@ -3,6 +3,8 @@ package validation
 import (
 	"fmt"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 )
 
 // The one activation mode validate-unity-license supports
@@ -26,14 +28,16 @@ const (
 )
 
 // LicensePresence says which values are present (non-empty after
-// trimming); a whitespace-only value is absent (unity-lifecycle-facts.md
-// §7).
+// String.prototype.trim); a whitespace-only value is absent
+// (unity-lifecycle-facts.md §7).
 type LicensePresence struct {
 	Serial, Email, Password, LicensingServer bool
 }
 
-// Present reports whether v counts as present.
-func Present(v string) bool { return strings.TrimSpace(v) != "" }
+// Present reports whether v counts as present: non-empty after
+// JavaScript's trim (jsstr.Trim), so a value of only U+FEFF is absent and
+// one of only U+0085 is present, as in the reference.
+func Present(v string) bool { return jsstr.Trim(v) != "" }
 
 // LicenseError is a refusal of the license check. It names variables,
 // never values.
@@ -50,14 +54,18 @@ func (e *LicenseError) Error() string { return e.Message }
 func (e *LicenseError) ReasonCode() string { return e.Reason }
 
 // CheckLicense runs the checks in the order of unity-lifecycle-facts.md §7:
-// the activation mode (empty means serial; anything else is refused), then
+// the activation mode, then
 // the licensing server (UNITY_LICENSING_SERVER set is refused: this suite
 // accounts for serial seats, and a floating-license server would bypass the
-// lock's accounting), then the three serial secrets.
-func CheckLicense(mode string, p LicensePresence) error {
-	mode = strings.TrimSpace(mode)
-	if mode == "" {
-		mode = ActivationModeSerial
+// lock's accounting), then the three serial secrets. rawMode is the
+// activation-mode input untrimmed: an empty input means serial, anything
+// else is trimmed as JavaScript trims and must then be serial, so a
+// whitespace-only mode is refused as the reference refuses it (its default
+// applies only to an empty input).
+func CheckLicense(rawMode string, p LicensePresence) error {
+	mode := ActivationModeSerial
+	if rawMode != "" {
+		mode = jsstr.Trim(rawMode)
 	}
 	if mode != ActivationModeSerial {
 		return &LicenseError{Reason: ReasonActivationModeUnsupported,
