@@ -371,10 +371,17 @@ func TestPropertyUpgradeUnderArrivals(t *testing.T) {
 		}
 		holding = nil
 		now = now.Add(time.Hour)
+		// Every waiter polls once (in order): those that joined before
+		// the config asked for runner serialization record their runner
+		// id, and the poll that finds nothing left to drain writes the
+		// upgrade.
 		if len(s.Queue) == 0 {
 			poll(newJob())
-		} else {
-			e := s.Queue[0]
+		}
+		for _, e := range append([]Entry(nil), s.Queue...) {
+			if s.SchemaVersion == to {
+				break
+			}
 			poll(Identity{HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow, Job: e.Job, RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: "r" + e.RunID})
 		}
 		if s.SchemaVersion != to {

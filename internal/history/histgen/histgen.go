@@ -123,6 +123,8 @@ type JobTruth struct {
 	Released   time.Time // zero: still holding at the end
 	Dead       bool
 	GaveUp     bool
+	// Left is when a job that gave up removed its queue entry.
+	Left time.Time
 }
 
 // Truth is the generator's own account of the history.
@@ -153,6 +155,18 @@ func (t *Truth) Waits() []time.Duration {
 	for _, j := range t.Jobs {
 		if !j.Admitted.IsZero() {
 			out = append(out, j.Admitted.Sub(j.Arrival))
+		}
+	}
+	return out
+}
+
+// GaveUpWaits are the waits of the jobs that gave up: from their arrival
+// until they removed their queue entry.
+func (t *Truth) GaveUpWaits() []time.Duration {
+	var out []time.Duration
+	for _, j := range t.Jobs {
+		if j.GaveUp && !j.Left.IsZero() && j.Left.After(j.Arrival) {
+			out = append(out, j.Left.Sub(j.Arrival))
 		}
 	}
 	return out
@@ -594,6 +608,7 @@ func (g *gen) handle(e event) error {
 		if g.truth.Commits > before {
 			g.truth.GaveUp++
 			g.truth.Jobs[e.job].GaveUp = true
+			g.truth.Jobs[e.job].Left = g.now()
 		}
 		return nil
 	case evReap:
