@@ -97,6 +97,7 @@ func Handoff(s *State, cfg Config, now time.Time) (*State, HandoffDecision, erro
 		}
 		e := work.Queue[qi]
 		e.Overtakes = 0
+		e.PendingRunnerID = "" // a queue entry's note for an upgrade; never on a holder
 		holder := Holder{Entry: e, AcquiredAt: FormatTime(now), ExpiresAt: FormatTime(now.Add(HandoffLease))}
 		if work.SchemaVersion >= FencedSchemaVersion {
 			if work.FencingToken >= MaxFencingToken {

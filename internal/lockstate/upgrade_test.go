@@ -389,3 +389,26 @@ func TestPropertyUpgradeUnderArrivals(t *testing.T) {
 		}
 	})
 }
+
+// A waiter that recorded a runner id for an upgrade that was then cancelled
+// (the flag turned off) and is handed a seat by a release (schema 2) holds
+// it without the note: pendingRunnerId is never on a holder. Found by
+// TestPropertyTransitions.
+func TestHandoffDropsAStalePendingRunnerID(t *testing.T) {
+	t.Parallel()
+	s := stateAt(2)
+	h := ident(9, "r9")
+	s.Holders = []Holder{holderFor(h, 2)}
+	s, d := step(t, s, upgradeConfig(3, 1), ident(1, "r1"), t0)
+	require.Equal(t, OutcomeQueued, d.Outcome)
+	require.Equal(t, "r1", s.Queue[0].PendingRunnerID)
+	cfg := upgradeConfig(2, 1) // the operator turned serialization off again
+	out, cd, err := Cleanup(s, cfg, cleanupReq(h, confirmed), t0.Add(time.Second))
+	require.NoError(t, err)
+	require.True(t, cd.Released)
+	out, hd, err := Handoff(out, cfg, t0.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, []string{ident(1, "r1").HolderID}, hd.Admitted)
+	assert.Empty(t, out.Holders[0].PendingRunnerID)
+	mustEncodeDecode(t, out)
+}
