@@ -91,3 +91,30 @@ func TestRetiredPinIsGone(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestAdoptingSaysWhatToPinBeforeTheFirstRelease: docs/adopting.md keeps
+// its delimited "Before your first release" section, which says what
+// replaces the placeholder before and after a first release and what the
+// runners need in each case.
+func TestAdoptingSaysWhatToPinBeforeTheFirstRelease(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "adopting.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(b), "<!-- before-first-release:begin")
+	require.True(t, ok, "docs/adopting.md lost its before-first-release section")
+	section, _, ok := strings.Cut(after, "<!-- before-first-release:end -->")
+	require.True(t, ok, "the before-first-release section has no end marker")
+	text := strings.Join(strings.Fields(section), " ")
+	for _, want := range []string{
+		"## Before your first release",
+		pinPlaceholder,
+		"Before your first release:** one reviewed commit of **your** lock repository's default branch",
+		"**Go** (the `go` line of the lock repository's `go.mod`",
+		"`BUILD_LOCK_GO`",
+		"After your first release:** the commit the release tag points to",
+		"**no Go**",
+		"error [no-go]",
+	} {
+		assert.Contains(t, text, want)
+	}
+}
