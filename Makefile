@@ -13,15 +13,16 @@ SEEDS     ?= 10000
 
 all: lint test
 
-## test: go vet + the whole suite with the race detector, shuffled, uncached; then the
-## simulation's 1,000-seed CI tier and the planted-bug proof (both without -race).
+## test: GitHub's parser on every workflow; make cross (compile every package for the six
+## targets and vet them, which covers go vet of the host); the whole suite with the race
+## detector, shuffled, uncached (the release path included); then the simulation's 1,000-seed
+## CI tier and the planted-bug proof (both without -race).
 test:
 	$(MAKE) --no-print-directory workflow-parser
-	$(GO) vet $(PKGS)
 	$(MAKE) --no-print-directory cross
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
-	$(GO) test -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
 	$(MAKE) --no-print-directory verify-pins
 
 ## lint: gofmt, go mod tidy diff, go vet, staticcheck (pinned).
@@ -48,15 +49,13 @@ demo:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-## cross: build and vet every package for the six release targets (linux/darwin/windows ×
-## amd64/arm64), so build-tagged OS code compiles everywhere (run by make test).
+## cross: compile every package for the six release targets (linux/darwin/windows ×
+## amd64/arm64) with the release build's flags, so build-tagged OS code compiles everywhere, and
+## vet them: every package once per OS, the other architecture where it can differ
+## (tools/cross; run by make test). The compiled packages are the ones make dist links.
 CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
-	@set -e; for t in $(CROSS_TARGETS); do \
-		echo "cross: $$t"; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build ./...; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) vet ./...; \
-	done
+	$(GO) run ./tools/cross -go $(GO) -targets "$(CROSS_TARGETS)" $(PKGS)
 
 clean:
 	rm -rf $(BIN)
@@ -150,9 +149,10 @@ soak:
 
 ## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its progress every 100
 ## seeds (seeds done, violations so far) and its totals. GOGC=400: the seeds allocate briskly
-## and the machine has memory to spare (fewer GC cycles).
+## and the machine has memory to spare (fewer GC cycles). CGO_ENABLED=0 -trimpath are make cross's
+## flags: on a linux/amd64 machine the simulation's dependencies come compiled from its cache.
 sim-ci:
-	@set -o pipefail; GOGC=400 SIM_CI=1 $(GO) test -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
+	@set -o pipefail; GOGC=400 SIM_CI=1 CGO_ENABLED=0 $(GO) test -trimpath -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
 		grep --line-buffered -v -e '^=== ' -e '--- PASS'
 
 ## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).
