@@ -9,18 +9,20 @@ include tools/versions.env
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser check workflow-lint vulncheck verify-pins
+.PHONY: all test lint bench demo build soak fuzz clean cross act workflow-parser check workflow-lint vulncheck verify-pins
 
 all: lint test
 
 ## test: GitHub's parser on every workflow; make cross (compile every package for the six
-## targets and vet them, which covers go vet of the host); the whole suite with the race
-## detector, shuffled, uncached (the release path included); then the simulation's 1,000-seed
-## CI tier and the planted-bug proof (both without -race).
+## targets and vet them, which covers go vet of the host); act for the act harness; the whole
+## suite with the race detector, shuffled, uncached (the release path and the release workflow
+## under act included); then the simulation's 1,000-seed CI tier and the planted-bug proof
+## (both without -race).
 test:
 	$(MAKE) --no-print-directory workflow-parser
 	$(MAKE) --no-print-directory cross
-	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+	$(MAKE) --no-print-directory act
+	BUILD_LOCK_ACT=$(ACT_BIN) $(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
 	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
 	$(MAKE) --no-print-directory verify-pins
@@ -56,6 +58,13 @@ build:
 CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
 	$(GO) run ./tools/cross -go $(GO) -targets "$(CROSS_TARGETS)" $(PKGS)
+
+## act: nektos/act at ACT_VERSION (tools/versions.env) for the act harness (internal/acttest),
+## installed from the Go module proxy into .cache/ (run by make test).
+ACT_BIN := $(CURDIR)/.cache/tools/act-$(ACT_VERSION)/act
+act: $(ACT_BIN)
+$(ACT_BIN):
+	GOBIN=$(dir $(ACT_BIN)) $(GO) install github.com/nektos/act@$(ACT_VERSION)
 
 clean:
 	rm -rf $(BIN)
