@@ -71,7 +71,7 @@ func TestRetiredPinIsGone(t *testing.T) {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", "node_modules", "dist", "bin":
+			case ".git", "node_modules", "dist", "bin", ".cache":
 				return filepath.SkipDir
 			}
 			return nil
