@@ -9,19 +9,22 @@ include tools/versions.env
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser check workflow-lint vulncheck verify-pins
+.PHONY: all test lint bench demo build soak fuzz clean cross act workflow-parser check workflow-lint vulncheck verify-pins
 
 all: lint test
 
-## test: go vet + the whole suite with the race detector, shuffled, uncached; then the
-## simulation's 1,000-seed CI tier and the planted-bug proof (both without -race).
+## test: GitHub's parser on every workflow; make cross (compile every package for the six
+## targets and vet them, which covers go vet of the host); act for the act harness; the whole
+## suite with the race detector, shuffled, uncached (the release path and the release workflow
+## under act included); then the simulation's 1,000-seed CI tier and the planted-bug proof
+## (both without -race).
 test:
 	$(MAKE) --no-print-directory workflow-parser
-	$(GO) vet $(PKGS)
 	$(MAKE) --no-print-directory cross
-	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+	$(MAKE) --no-print-directory act
+	BUILD_LOCK_ACT=$(ACT_BIN) $(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
-	$(GO) test -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
 	$(MAKE) --no-print-directory verify-pins
 
 ## lint: gofmt, go mod tidy diff, go vet, staticcheck (pinned).
@@ -48,15 +51,20 @@ demo:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-## cross: build and vet every package for the six release targets (linux/darwin/windows ×
-## amd64/arm64), so build-tagged OS code compiles everywhere (run by make test).
+## cross: compile every package for the six release targets (linux/darwin/windows ×
+## amd64/arm64) with the release build's flags, so build-tagged OS code compiles everywhere, and
+## vet them: every package once per OS, the other architecture where it can differ
+## (tools/cross; run by make test). The compiled packages are the ones make dist links.
 CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
-	@set -e; for t in $(CROSS_TARGETS); do \
-		echo "cross: $$t"; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build ./...; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) vet ./...; \
-	done
+	$(GO) run ./tools/cross -go $(GO) -targets "$(CROSS_TARGETS)" $(PKGS)
+
+## act: nektos/act at ACT_VERSION (tools/versions.env) for the act harness (internal/acttest),
+## installed from the Go module proxy into .cache/ (run by make test).
+ACT_BIN := $(CURDIR)/.cache/tools/act-$(ACT_VERSION)/act
+act: $(ACT_BIN)
+$(ACT_BIN):
+	GOBIN=$(dir $(ACT_BIN)) $(GO) install github.com/nektos/act@$(ACT_VERSION)
 
 clean:
 	rm -rf $(BIN)
@@ -112,19 +120,22 @@ DIST      ?= dist
 # The one release list: every cmd/<name> minus internal/releaseset.Excluded
 # (documented there; a test checks it against cmd/ and the action registry).
 DIST_CMDS ?= $(shell $(GO) run ./tools/manifest -list-cmds)
+# DIST_TARGETS: empty (a release) builds the six targets; the release path test
+# sets the host target only (a manifest is only complete with all six).
+DIST_TARGETS ?=
 
 .PHONY: dist dist-verify source-digest
 
 ## dist: reproducible release binaries (linux/darwin/windows × amd64/arm64) + SHA256SUMS in $(DIST)/.
 dist:
 	rm -rf $(DIST)
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST) $(DIST_CMDS)
+	DIST_TARGETS='$(DIST_TARGETS)' GO=$(GO) bash tools/launcher/build-dist.sh $(DIST) $(DIST_CMDS)
 
 ## dist-verify: build the release binaries (make dist), build them again in a fresh directory and
 ## byte-compare the two (the reproducibility check of CI and of the release workflow); $(DIST) stays.
 dist-verify: dist
 	rm -rf $(DIST).verify
-	GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify $(DIST_CMDS)
+	DIST_TARGETS='$(DIST_TARGETS)' GO=$(GO) bash tools/launcher/build-dist.sh $(DIST).verify $(DIST_CMDS)
 	diff -r $(DIST) $(DIST).verify
 	rm -rf $(DIST).verify
 	@echo "dist-verify: builds are byte-identical"
@@ -147,9 +158,10 @@ soak:
 
 ## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its progress every 100
 ## seeds (seeds done, violations so far) and its totals. GOGC=400: the seeds allocate briskly
-## and the machine has memory to spare (fewer GC cycles).
+## and the machine has memory to spare (fewer GC cycles). CGO_ENABLED=0 -trimpath are make cross's
+## flags: on a linux/amd64 machine the simulation's dependencies come compiled from its cache.
 sim-ci:
-	@set -o pipefail; GOGC=400 SIM_CI=1 $(GO) test -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
+	@set -o pipefail; GOGC=400 SIM_CI=1 CGO_ENABLED=0 $(GO) test -trimpath -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
 		grep --line-buffered -v -e '^=== ' -e '--- PASS'
 
 ## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).

@@ -142,6 +142,32 @@ var launcherCases = []launcherCase{
 		assert.Equal(t, 1, r.code)
 		assert.Contains(t, r.stderr, "error [insecure-url]")
 	}},
+	{"the test release origin is loopback https only, and a pinned checkout ignores it", func(t *testing.T, l launcher) {
+		c := newCheckout(t)
+		bin := fakeBinary(t)
+		srv, hits := assetServer(t, assetKey("acquire"), bin)
+		c.manifest(t, c.digest(t), map[string][2]string{assetKey("acquire"): {sha(bin), srv.URL + "/download/" + assetKey("acquire")}})
+		for _, bad := range []string{"http://127.0.0.1:1", "https://example.com:443", "https://10.0.0.1:443", "https://127.0.0.1.example.com:1",
+			"https://127.0.0.1:1/path", "https://localhost", "https://user@127.0.0.1:1", " https://127.0.0.1:1", "https://127.0.0.1:1\nx"} {
+			r := l.run(t, c, noGo(c, map[string]string{"BUILD_LOCK_TEST_RELEASE_ORIGIN": bad}), "acquire")
+			assert.Equal(t, 1, r.code, "%q: %s", bad, r.stderr)
+			assert.Contains(t, r.stderr, "error [test-origin]", bad)
+		}
+		assert.Equal(t, int32(0), hits.Load(), "a refused origin downloads nothing")
+		assert.False(t, fileExists(filepath.Join(c.out, "args")), "and runs nothing")
+
+		// In a pinned checkout (every consumer's) the knob does nothing: the
+		// manifest's own URL is fetched, even though the knob names a valid
+		// loopback origin where nothing listens.
+		pinned := filepath.Join(filepath.Dir(c.root), strings.Repeat("cd", 20))
+		require.NoError(t, os.Rename(c.root, pinned))
+		c.root = pinned
+		r := l.run(t, c, noGo(c, map[string]string{"BUILD_LOCK_TEST_RELEASE_ORIGIN": "https://127.0.0.1:1"}), "acquire")
+		assert.Equal(t, 7, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "ignoring BUILD_LOCK_TEST_RELEASE_ORIGIN")
+		assert.Contains(t, r.stderr, "downloaded and verified")
+		assert.Equal(t, int32(1), hits.Load())
+	}},
 	{"a failed download and a redirect to plain http are refused", func(t *testing.T, l launcher) {
 		c := newCheckout(t)
 		bin := fakeBinary(t)

@@ -98,7 +98,10 @@ func TestBothLaunchersShareReasonCodesAndManifestExpressions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, shShared, psCodes, "both launchers must refuse with the same reason codes")
-	assert.Subset(t, psCodes, []string{"usage", "binary-name", "platform", "insecure-url", "download", "checksum-mismatch", "no-go", "no-command", "build", "cache", "source-digest"})
+	assert.Subset(t, psCodes, []string{"usage", "binary-name", "platform", "insecure-url", "download", "checksum-mismatch", "no-go", "no-command", "build", "cache", "source-digest", "test-origin"})
+	// The test release origin: one expression, the same in both.
+	assert.Contains(t, sh, `_bl_origin_re='^https://(127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}$'`)
+	assert.Contains(t, ps, `'^https://(127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}\z'`)
 
 	for _, pair := range [][2]string{
 		{`\"source_digest\"${_bl_ws}:${_bl_ws}\"([0-9a-f]*)\"`, `'"source_digest"\s*:\s*"([0-9a-f]*)"'`},
@@ -111,7 +114,8 @@ func TestBothLaunchersShareReasonCodesAndManifestExpressions(t *testing.T) {
 	}
 	for _, shared := range []string{"ambiguous-build-lock", "digests", ".github", "manifest.json", "src-", "BUILD_LOCK_FROM_SOURCE", "BUILD_LOCK_GO",
 		"RUNNER_TOOL_CACHE", "cache hit", "downloaded and verified", "built from source", "failed SHA-256 verification",
-		"refusing to run it", "pin the commit that release tag", "/releases)"} {
+		"refusing to run it", "pin the commit that release tag", "/releases)",
+		"BUILD_LOCK_TEST_RELEASE_ORIGIN", "ignoring BUILD_LOCK_TEST_RELEASE_ORIGIN: it is a test knob and this is a pinned checkout"} {
 		assert.True(t, strings.Contains(sh, shared), "launch.sh lacks %q", shared)
 		assert.True(t, strings.Contains(ps, shared), "launch.ps1 lacks %q", shared)
 	}

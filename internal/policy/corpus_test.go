@@ -18,7 +18,7 @@ import (
 
 const (
 	lockRepo = "Ambiguous-Interactive/ambiguous-organization-build-lock"
-	lockPin  = "95952cc76eed186572c2878a4cdfb61aa1bf09d3"
+	lockPin  = "0000000000000000000000000000000000000000"
 	wfPath   = ".github/workflows/unity.yml"
 )
 

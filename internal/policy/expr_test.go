@@ -74,14 +74,14 @@ func TestEvalProfileMapping(t *testing.T) {
 
 func TestParseUses(t *testing.T) {
 	t.Parallel()
-	u := parseUses("Ambiguous-Interactive/ambiguous-organization-build-lock/.github/actions/acquire-build-lock@95952cc76eed186572c2878a4cdfb61aa1bf09d3")
+	u := parseUses("Ambiguous-Interactive/ambiguous-organization-build-lock/.github/actions/acquire-build-lock@0000000000000000000000000000000000000000")
 	assert.Equal(t, usesRemote, u.kind)
 	assert.Equal(t, ActAcquire, u.lockName())
 	assert.True(t, u.pinned())
 	assert.False(t, parseUses("actions/checkout@v4").pinned())
-	assert.False(t, parseUses("actions/checkout@95952CC76EED186572C2878A4CDFB61AA1BF09D3").pinned(), "a commit pin is lowercase hex")
-	assert.False(t, parseUses("actions/checkout@95952cc").pinned(), "a short sha is a ref, not a pin")
-	assert.True(t, parseUses("o/r/.github/workflows/x.yml@95952cc76eed186572c2878a4cdfb61aa1bf09d3").isWorkflow())
+	assert.False(t, parseUses("actions/checkout@0123456789ABCDEF0123456789ABCDEF01234567").pinned(), "a commit pin is lowercase hex")
+	assert.False(t, parseUses("actions/checkout@0123456").pinned(), "a short sha is a ref, not a pin")
+	assert.True(t, parseUses("o/r/.github/workflows/x.yml@0000000000000000000000000000000000000000").isWorkflow())
 	assert.False(t, parseUses("o/r/.github/workflows/sub/x.yml@v1").isWorkflow())
 	assert.Equal(t, usesLocal, parseUses("./.github/actions/x").kind)
 	assert.Equal(t, ".github/actions/x", parseUses("./.github/actions/x/").path)

@@ -59,7 +59,7 @@ func TestTargetsAreTheSameEverywhere(t *testing.T) {
 	}
 	for file, re := range map[string]*regexp.Regexp{
 		"Makefile":                     regexp.MustCompile(`(?m)^CROSS_TARGETS \?= (.*)$`),
-		"tools/launcher/build-dist.sh": regexp.MustCompile(`(?m)^platforms="(.*)"$`),
+		"tools/launcher/build-dist.sh": regexp.MustCompile(`(?m)^all_platforms="(.*)"$`),
 	} {
 		b, err := os.ReadFile(filepath.Join(root, file))
 		require.NoError(t, err)

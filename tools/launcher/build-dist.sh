@@ -8,6 +8,11 @@
 # The command list is internal/releaseset's (make dist passes
 # `go run ./tools/manifest -list-cmds`); a listed command that does not exist
 # is an error. Used by `make dist` / `make dist-verify` and release.yml.
+#
+# DIST_TARGETS (optional) builds a subset of the six targets, space-separated
+# GOOS/GOARCH pairs (the release path test builds the host target only). A
+# release never sets it: tools/manifest refuses a manifest that lacks any
+# command on any of the six targets.
 set -euo pipefail
 [ "$#" -ge 1 ] || { echo "usage: build-dist.sh OUTDIR [CMD...]" >&2; exit 2; }
 out=$1
@@ -16,7 +21,18 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 # shellcheck source=source-digest.sh
 . "$root/tools/launcher/source-digest.sh"
 GO=${GO:-go}
-platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"
+all_platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"
+platforms=${DIST_TARGETS:-$all_platforms}
+for p in $platforms; do
+	case " $all_platforms " in
+	*" $p "*) ;;
+	*)
+		echo "build-dist: DIST_TARGETS entry '$p' is not a release target ($all_platforms)" >&2
+		exit 2
+		;;
+	esac
+done
+[ -n "${platforms// /}" ] || { echo "build-dist: DIST_TARGETS names no target" >&2; exit 2; }
 mkdir -p "$out"
 built=0
 for cmd in "$@"; do

@@ -331,6 +331,23 @@ function Get-BlRootDigest {
     return $d
 }
 
+# --- test release origin (tests only) -------------------------------------------------
+# The same knob as launch.sh: BUILD_LOCK_TEST_RELEASE_ORIGIN replaces the
+# scheme, host and port of the manifest's asset URL with a loopback https
+# origin, for tests. Ignored in a pinned checkout (every consumer's), refused
+# unless it is exactly https://{127.0.0.1|localhost|[::1]}:PORT; the
+# manifest's SHA-256 still decides what runs, and nothing here relaxes TLS
+# verification.
+$blTestOrigin = Get-BlEnv 'BUILD_LOCK_TEST_RELEASE_ORIGIN'
+if ($blTestOrigin -ne '') {
+    if ($blPinned -ne '') {
+        Write-BlNote 'ignoring BUILD_LOCK_TEST_RELEASE_ORIGIN: it is a test knob and this is a pinned checkout'
+        $blTestOrigin = ''
+    } elseif ($blTestOrigin -cnotmatch '^https://(127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}\z') {
+        Stop-Bl 'test-origin' 'BUILD_LOCK_TEST_RELEASE_ORIGIN must be https://127.0.0.1:PORT, https://localhost:PORT or https://[::1]:PORT (a test knob); unset it'
+    }
+}
+
 # --- decide ---------------------------------------------------------------------------
 $blDigest = ''
 $blReason = ''
@@ -359,6 +376,11 @@ if ($blReason -eq '') {
         }
         Write-BlNote "cached $blKey failed SHA-256 verification; discarding it and downloading again"
         Remove-Item -LiteralPath $blBin -Force
+    }
+    if ($blTestOrigin -ne '') {
+        $rest = $blUrl -creplace '^[A-Za-z][A-Za-z0-9+.-]*://', ''
+        $slash = $rest.IndexOf('/')
+        if ($slash -ge 0) { $blUrl = $blTestOrigin + $rest.Substring($slash) } else { $blUrl = "$blTestOrigin/" }
     }
     if ($blUrl -cnotmatch '^(https://|http://127\.0\.0\.1:|http://localhost:)') {
         Stop-Bl 'insecure-url' "manifest URL for $blKey must be https://"

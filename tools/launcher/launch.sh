@@ -37,6 +37,14 @@
 #   BUILD_LOCK_GO            Go command for source builds (default: go)
 #   BUILD_LOCK_ACTION_REPOSITORY, GITHUB_ACTION_REPOSITORY
 #                            only to name the releases page in the no-Go error
+#   BUILD_LOCK_TEST_RELEASE_ORIGIN=https://127.0.0.1:PORT
+#                            tests only: download release assets from this
+#                            loopback https origin instead of the manifest
+#                            URL's (same path). Ignored in a pinned checkout
+#                            (every consumer's), refused unless it is exactly
+#                            https://{127.0.0.1|localhost|[::1]}:PORT
+#                            [test-origin]; the manifest's SHA-256 still
+#                            decides what runs.
 #
 # Needs bash (the runner's own scripts are bash), curl or wget for a download,
 # and sha256sum, shasum or openssl. Portable to bash 3.2 (macOS /bin/bash).
@@ -162,6 +170,26 @@ _bl_root_digest() {
 	printf '%s\n' "$_bl_d"
 }
 
+# --- test release origin (tests only) -------------------------------------------
+# BUILD_LOCK_TEST_RELEASE_ORIGIN points the download at a local https server
+# (internal/actioncontract's release path test). It can never take effect for
+# a consumer: a pinned action is checked out under a 40-hex directory, where
+# the knob is ignored; elsewhere only a loopback https origin is accepted; and
+# whatever is downloaded must still match the SHA-256 the checkout's manifest
+# pins. Trusting the test server's certificate is the test's business (it sets
+# curl's CURL_CA_BUNDLE); nothing here relaxes TLS verification.
+_bl_test_origin=${BUILD_LOCK_TEST_RELEASE_ORIGIN:-}
+if [ -n "$_bl_test_origin" ]; then
+	if [ -n "$_bl_pinned" ]; then
+		_bl_note "ignoring BUILD_LOCK_TEST_RELEASE_ORIGIN: it is a test knob and this is a pinned checkout"
+		_bl_test_origin=
+	else
+		_bl_origin_re='^https://(127\.0\.0\.1|localhost|\[::1\]):[0-9]{1,5}$'
+		[[ $_bl_test_origin =~ $_bl_origin_re ]] ||
+			_bl_die test-origin "BUILD_LOCK_TEST_RELEASE_ORIGIN must be https://127.0.0.1:PORT, https://localhost:PORT or https://[::1]:PORT (a test knob); unset it"
+	fi
+fi
+
 # --- decide ---------------------------------------------------------------------------
 _bl_digest=
 _bl_reason=
@@ -204,6 +232,13 @@ if [ -z "$_bl_reason" ]; then
 		fi
 		_bl_note "cached ${_bl_key} failed SHA-256 verification; discarding it and downloading again"
 		rm -f -- "$_bl_bin"
+	fi
+	if [ -n "$_bl_test_origin" ]; then
+		_bl_rest=${_bl_url#*://}
+		case "$_bl_rest" in
+		*/*) _bl_url=$_bl_test_origin/${_bl_rest#*/} ;;
+		*) _bl_url=$_bl_test_origin/ ;;
+		esac
 	fi
 	case "$_bl_url" in
 	https://* | http://127.0.0.1:* | http://localhost:*) ;;

@@ -32,7 +32,7 @@ const (
 	org         = "acme"
 	lockName    = "build-lock"
 	lockRepo    = org + "/" + lockName
-	lockPin     = "95952cc76eed186572c2878a4cdfb61aa1bf09d3"
+	lockPin     = "0000000000000000000000000000000000000000"
 	wfToken     = "ghs_workflowtoken0123456789abcdefABCDEF"
 	readerAppID = 4242
 	runID       = "42"
