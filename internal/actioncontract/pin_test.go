@@ -106,7 +106,7 @@ func TestAdoptingSaysWhatToPinBeforeTheFirstRelease(t *testing.T) {
 	require.True(t, ok, "the before-first-release section has no end marker")
 	text := strings.Join(strings.Fields(section), " ")
 	for _, want := range []string{
-		"## Before your first release",
+		"Before your first release",
 		pinPlaceholder,
 		"Before your first release:** one reviewed commit of **your** lock repository's default branch",
 		"**Go** (the `go` line of the lock repository's `go.mod`",

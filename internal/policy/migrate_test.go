@@ -176,7 +176,7 @@ func TestMigrationPartial(t *testing.T) {
 func TestPropertyMigrationPlanIsComplete(t *testing.T) {
 	t.Parallel()
 	base := consumerWorkflow(t)
-	guard := "      - name: Require current PR head\n        uses: Ambiguous-Interactive/ambiguous-organization-build-lock/.github/actions/require-current-pr-head@95952cc76eed186572c2878a4cdfb61aa1bf09d3\n        with:\n          github-token: ${{ github.token }}\n          pull-request-number: ${{ github.event.pull_request.number }}\n          expected-head-sha: ${{ github.event.pull_request.head.sha }}\n\n      - name: Require manually installed Unity editor"
+	guard := "      - name: Require current PR head\n        uses: Ambiguous-Interactive/ambiguous-organization-build-lock/.github/actions/require-current-pr-head@0000000000000000000000000000000000000000\n        with:\n          github-token: ${{ github.token }}\n          pull-request-number: ${{ github.event.pull_request.number }}\n          expected-head-sha: ${{ github.event.pull_request.head.sha }}\n\n      - name: Require manually installed Unity editor"
 	inputs := "          runner-id: ${{ runner.name }}\n          github-token: ${{ github.token }}\n          pull-request-number: ${{ github.event.pull_request.number }}\n          expected-head-sha: ${{ github.event.pull_request.head.sha }}\n"
 	fb := base[strings.Index(base, "  # Runner loss skips every step above"):strings.Index(base, "  # The one required check")]
 	removals := [][]edit{
