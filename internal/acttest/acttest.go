@@ -68,6 +68,9 @@ type Run struct {
 	EventPayload map[string]any
 	// Job runs only this job id (act -j); empty runs every job.
 	Job string
+	// Matrix keeps only the matrix legs with these values (act --matrix
+	// key:value, for example "test-mode:editmode"); empty runs every leg.
+	Matrix []string
 	// Platforms maps runs-on labels to act platforms; nil is
 	// {"ubuntu-latest": "-self-hosted"}. Every value must be "-self-hosted".
 	Platforms map[string]string
@@ -154,6 +157,9 @@ func (r Run) Args() ([]string, error) {
 	}
 	if r.Job != "" {
 		args = append(args, "-j", r.Job)
+	}
+	for _, m := range r.Matrix {
+		args = append(args, "--matrix", m)
 	}
 	platforms := r.Platforms
 	if platforms == nil {

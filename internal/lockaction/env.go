@@ -110,7 +110,8 @@ const (
 // IdentityInputs reads holder-id-suffix (raw: no edge whitespace) and
 // runner-id (trimmed), refusing control characters, the file-command
 // delimiter and over-long values before any request (actionio.Identifier),
-// and validates the runner environment (RunnerEnvironment).
+// and validates the runner environment (RunnerEnvironment). An empty
+// runner-id is the runner's own RUNNER_NAME.
 func IdentityInputs(a *actionio.IO) (suffix, runnerID string, err error) {
 	if suffix, err = a.Identifier("holder-id-suffix", DefaultHolderIDSuffix, MaxHolderIDSuffixBytes, false); err != nil {
 		return "", "", err
@@ -118,8 +119,15 @@ func IdentityInputs(a *actionio.IO) (suffix, runnerID string, err error) {
 	if runnerID, err = a.Identifier("runner-id", "", MaxRunnerIDBytes, true); err != nil {
 		return "", "", err
 	}
-	if _, err = RunnerEnvironment(a); err != nil {
+	r, err := RunnerEnvironment(a)
+	if err != nil {
 		return "", "", err
+	}
+	if runnerID == "" {
+		// The physical runner is the runner the step runs on: GitHub's
+		// runner.name, which the runner also sets as RUNNER_NAME. A local
+		// runner that has no runner.name (nektos/act) still has a name.
+		runnerID = r.Name
 	}
 	return suffix, runnerID, nil
 }

@@ -70,9 +70,15 @@ type simStats struct {
 
 // entryIdentity is the identity that wrote e (its own poll changes nothing).
 func entryIdentity(e Entry) Identity {
+	runner := e.RunnerID
+	if runner == "" {
+		// A schema-2 waiter of a pending upgrade recorded the runner id its
+		// own poll would give.
+		runner = e.PendingRunnerID
+	}
 	return Identity{
 		HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow, Job: e.Job, RunID: e.RunID,
-		RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: e.RunnerID, JobID: e.JobID,
+		RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: runner, JobID: e.JobID,
 	}
 }
 
@@ -298,6 +304,16 @@ func (m *sim) admitted(before, out *State, id Identity, d AcquireDecision) {
 	}
 	if d.QuarantineRecovered {
 		return // a reclaim takes no seat a waiter could use: it passes nobody
+	}
+	if d.MigratedTo != 0 {
+		// The write upgraded the lock before it admitted: a waiter could
+		// have been admitted instead on the upgraded lock (its own poll
+		// before the upgrade was paused, and no waiter is carried across
+		// with an overtake).
+		b := before.Clone()
+		pruneExpired(b, m.now)
+		applyUpgrade(b, planUpgrade(b, m.cfg, id.HolderID), id.HolderID, jsTrim(id.RunnerID))
+		before = b
 	}
 	for _, w := range before.Queue {
 		if w.HolderID == id.HolderID {

@@ -281,6 +281,9 @@ func TestAmbiguousReleaseIsReconciled(t *testing.T) {
 	})
 }
 
+// TestRunnerIDRequiredFromSchema3: from schema 3 a release needs the
+// runner's identity; an empty runner-id is the runner's own RUNNER_NAME,
+// and only a step with neither is refused.
 func TestRunnerIDRequiredFromSchema3(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := actiontest.NewWorld(t, lifecycle60)
@@ -288,9 +291,15 @@ func TestRunnerIDRequiredFromSchema3(t *testing.T) {
 		j := w.NewJob("build", "runner-1")
 		hold(t, j)
 		delete(j.Env, "INPUT_RUNNER-ID")
+		runnerName := j.Env["RUNNER_NAME"]
+		delete(j.Env, "RUNNER_NAME")
 		err := rel(j)
 		require.ErrorContains(t, err, "runner-id is required")
 		assert.Empty(t, j.Outputs())
+
+		j.Env["RUNNER_NAME"] = runnerName
+		require.NoError(t, rel(j))
+		assert.Equal(t, "true", j.Outputs()["released"], "the runner's name stands for an empty runner-id")
 	})
 }
 
