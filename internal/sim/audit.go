@@ -111,6 +111,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	s.auditWriteSpacing(violate)
 	s.auditSecrets(hist, violate)
 	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
+	s.linAudit(&rep, violate)
 
 	s.evMu.Lock()
 	for k, v := range s.events {

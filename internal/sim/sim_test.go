@@ -106,6 +106,7 @@ func runTier(t *testing.T, first uint64, n int) {
 		seeds, versions, requests, admissions, violations, failed, liveWaiters, liveResolved, early, maxOvertaken int64
 		faults                                                                                                    map[string]int64
 		schemas                                                                                                   map[int]int
+		lin                                                                                                       linTotals
 	}{faults: map[string]int64{}, schemas: map[int]int{}}
 	t.Run("seeds", func(t *testing.T) {
 		for i := range n {
@@ -125,6 +126,7 @@ func runTier(t *testing.T, first uint64, n int) {
 				tot.early += int64(rep.EarlyCooldowns)
 				tot.maxOvertaken = max(tot.maxOvertaken, int64(rep.MaxOvertaken))
 				tot.schemas[rep.FinalSchema]++
+				tot.lin.add(rep.Linearizability)
 				if !rep.OK() {
 					tot.failed++
 				}
@@ -149,9 +151,9 @@ func runTier(t *testing.T, first uint64, n int) {
 		fmt.Fprintf(&b, "\n  %-40s %d", k, tot.faults[k])
 	}
 	t.Logf("simulation: seeds=%d (from %d) schedules=%d (final schemas %v) state-versions-checked=%d requests=%d admissions=%d violations=%d failed-seeds=%d wall=%s on %d CPUs\n"+
-		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\nfaults and events injected:%s",
+		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\n%s\nfaults and events injected:%s",
 		tot.seeds, first, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed, time.Since(start).Round(time.Second), runtime.NumCPU(),
-		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, b.String())
+		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, tot.lin, b.String())
 }
 
 // progressEvery is how often (in seeds done) a tier prints its progress.
