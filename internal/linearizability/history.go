@@ -21,7 +21,8 @@ import (
 )
 
 // File names one tracked state file: a key of the history (porcupine
-// partitions the check by it).
+// partitions the check by it). Branch is the branch a write names; ""
+// tracks writes that name none (the repository's default branch).
 type File struct {
 	Owner, Repo, Branch, Path string
 }
