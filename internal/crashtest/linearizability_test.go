@@ -77,7 +77,7 @@ func (w *world) linAcquired(j *actiontest.Job, call int64, out map[string]string
 // linReleased records a release step that reported removing the job's
 // entries.
 func (w *world) linReleased(j *actiontest.Job, call int64, out map[string]string) {
-	if out[release.OutputReleased] == "true" || out[release.OutputCleanupResult] == string(lockstate.ResultQueueCleaned) {
+	if out[release.OutputReleased] == "true" || out[release.OutputQueueCleaned] == "true" {
 		w.lin.Released(linFile, linJob(j), call)
 	}
 }

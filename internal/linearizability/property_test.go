@@ -321,6 +321,41 @@ func TestRulesTable(t *testing.T) {
 		assert.Contains(t, codes(vs), CodeMigration, "verdict:%s", describe(vs))
 	})
 
+	t.Run("waiters keep their order", func(t *testing.T) {
+		d := newDriver(t, 3, cfgAt(3, 1, 0, 0))
+		for _, id := range []lockstate.Identity{ident(1, "r1", 1), ident(2, "r2", 1), ident(3, "r3", 1)} {
+			s, _, err := d.acquire(id)
+			require.NoError(t, err)
+			require.Empty(t, d.rules.Judge(s))
+		}
+		require.Len(t, d.st.Queue, 2)
+		swapped := d.st.Clone()
+		swapped.Queue[0], swapped.Queue[1] = swapped.Queue[1], swapped.Queue[0]
+		vs := d.rules.Judge(Step{Prev: d.st, Next: swapped, Actor: jobActor(ident(3, "r3", 1))})
+		assert.Equal(t, []string{CodeQueueOrder}, codes(vs), "verdict:%s", describe(vs))
+	})
+
+	t.Run("a stale attempt does not take over its rerun's queue entry", func(t *testing.T) {
+		d := newDriver(t, 3, cfgAt(3, 1, 0, 0))
+		h, rerun := ident(1, "r1", 1), ident(2, "r2", 2)
+		_, _, err := d.acquire(h)
+		require.NoError(t, err)
+		_, dec, err := d.acquire(rerun)
+		require.NoError(t, err)
+		require.Equal(t, lockstate.OutcomeQueued, dec.Outcome)
+		stale := ident(2, "r2", 1)
+		// The holder leaves and attempt 1 admits itself, consuming
+		// attempt 2's entry.
+		next := d.st.Clone()
+		next.Holders = []lockstate.Holder{{Entry: d.st.Queue[0], AcquiredAt: lockstate.FormatTime(d.now), ExpiresAt: lockstate.FormatTime(d.now.Add(time.Hour))}}
+		next.Holders[0].RunAttempt = "1"
+		next.Queue = nil
+		prev := d.st.Clone()
+		prev.Holders = nil
+		vs := d.rules.Judge(Step{Prev: prev, Next: next, Actor: jobActor(stale)})
+		assert.Equal(t, []string{CodeRemovalUnauthorized}, codes(vs), "verdict:%s", describe(vs))
+	})
+
 	t.Run("escapes values from the state", func(t *testing.T) {
 		d := newDriver(t, 2, cfgAt(2, 1, 0, 0))
 		a := ident(1, "r1", 1)

@@ -99,6 +99,7 @@ const (
 	CodeJoinUnauthorized      = "join-unauthorized"
 	CodeFIFOSameRunner        = "fifo-same-runner"
 	CodeFIFOPassed            = "fifo-admissible-waiter-passed"
+	CodeQueueOrder            = "fifo-queue-reordered"
 	CodeOvertakeBarrier       = "overtake-barrier-passed"
 	CodeOvertakeCount         = "overtake-count"
 	CodeFencing               = "fencing-token"
@@ -174,6 +175,7 @@ func (r LockRules) Judge(st Step) []Violation {
 	j.occupancy()
 	j.duplicates()
 	j.admissions()
+	j.order()
 	j.joins()
 	j.removals()
 	j.reservations()
@@ -510,6 +512,28 @@ func (j *judge) overtakes() {
 	}
 }
 
+// order: the waiters that stay keep their relative order (a join may be
+// inserted among them by arrival, but nobody moves past another).
+func (j *judge) order() {
+	var before, after []string
+	for i, e := range j.prev.Queue {
+		if _, still := j.nextQueue[e.HolderID]; still && j.prevQueue[e.HolderID] == i {
+			before = append(before, e.HolderID)
+		}
+	}
+	for i, e := range j.next.Queue {
+		if _, was := j.prevQueue[e.HolderID]; was && j.nextQueue[e.HolderID] == i {
+			after = append(after, e.HolderID)
+		}
+	}
+	for k := range after {
+		if after[k] != before[k] {
+			j.add(CodeQueueOrder, "%s moved ahead of %s in the queue", esc(after[k]), esc(before[k]))
+			return
+		}
+	}
+}
+
 // joins: a queue entry is added (or refreshed to another attempt) only by
 // its own job, and never while an incident is active.
 func (j *judge) joins() {
@@ -537,8 +561,8 @@ func (j *judge) removals() {
 		}
 	}
 	for _, e := range j.prev.Queue {
-		if j.admittedID[e.HolderID] {
-			continue
+		if h, ok := j.admittedHolder(e.HolderID); ok && (schemaOf(j.next) < 3 || attemptAtLeast(h.RunAttempt, e.RunAttempt)) {
+			continue // admitted (an older attempt's entry is taken over by its rerun)
 		}
 		if ni, still := j.nextQueue[e.HolderID]; still && attemptAtLeast(j.next.Queue[ni].RunAttempt, e.RunAttempt) {
 			continue // kept, or refreshed by a newer attempt (judged as a join)
@@ -547,6 +571,15 @@ func (j *judge) removals() {
 			j.add(CodeRemovalUnauthorized, "queue entry %s@%s removed by %s: %s", esc(e.HolderID), esc(e.RunAttempt), esc(j.st.Actor.String()), why)
 		}
 	}
+}
+
+func (j *judge) admittedHolder(holderID string) (lockstate.Holder, bool) {
+	for _, h := range j.admitted {
+		if h.HolderID == holderID {
+			return h, true
+		}
+	}
+	return lockstate.Holder{}, false
 }
 
 // mayRemove returns why the actor may not remove e ("" when it may); h is

@@ -14,7 +14,6 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 )
 
@@ -63,7 +62,7 @@ func (s *sim) linAcquired(j *job, call int64, out map[string]string) {
 // linReleased records a release step that reported removing the job's
 // entries.
 func (s *sim) linReleased(j *job, call int64, out map[string]string) {
-	if out[release.OutputReleased] == "true" || out[release.OutputCleanupResult] == string(lockstate.ResultQueueCleaned) {
+	if out[release.OutputReleased] == "true" || out[release.OutputQueueCleaned] == "true" {
 		s.lin.Released(linFile, j.linActor(), call)
 	}
 }
