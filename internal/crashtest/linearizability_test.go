@@ -50,13 +50,7 @@ func linJob(j *actiontest.Job) linearizability.Actor {
 
 // linOp is a reaper or recovery step's identity (its inputs).
 func linOp(env map[string]string) linearizability.Actor {
-	switch env["INPUT_OPERATION"] {
-	case recovery.OperationRecover:
-		return linearizability.Actor{Kind: linearizability.ActorRecover, Target: env["INPUT_RESERVATION-ID"]}
-	case recovery.OperationRecoverIncident:
-		return linearizability.Actor{Kind: linearizability.ActorRecoverIncident, Target: env["INPUT_INCIDENT-ID"]}
-	}
-	return linearizability.Actor{Kind: linearizability.ActorReaper}
+	return linearizability.OperatorActor(env["INPUT_OPERATION"], env["INPUT_RESERVATION-ID"], env["INPUT_INCIDENT-ID"])
 }
 
 // linWrap records the state writes j's step sends through tr.

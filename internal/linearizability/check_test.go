@@ -224,9 +224,7 @@ func TestIllegalWriteThatLandedIsNamed(t *testing.T) {
 	// b admits itself next to a on the only seat.
 	over := s.Next.Clone()
 	over.FencingToken++
-	over.Holders = append(over.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: b.HolderID, Repository: b.Repository, Workflow: b.Workflow, Job: b.Job,
-		RunID: b.RunID, RunAttempt: "1", RunURL: b.RunURL, QueuedAt: lockstate.FormatTime(t0), RunnerID: "r2", RunnerName: "r2"},
-		AcquiredAt: lockstate.FormatTime(t0), ExpiresAt: lockstate.FormatTime(t0.Add(time.Hour)), FencingToken: over.FencingToken})
+	over.Holders = append(over.Holders, holderOf(b, t0, over.FencingToken))
 	content := encode(t, over)
 	scripted(t, r, jobActor(b), held, content, httpOK)
 	r.Observe(lockFile, func() ([]byte, bool) { return content, true })

@@ -29,6 +29,13 @@ func ident(n int, runner string, attempt int) lockstate.Identity {
 	}
 }
 
+// holderOf is id admitted at t with token (0 below schema 6).
+func holderOf(id lockstate.Identity, t time.Time, token int64) lockstate.Holder {
+	return lockstate.Holder{Entry: lockstate.Entry{HolderID: id.HolderID, Repository: id.Repository, Workflow: id.Workflow, Job: id.Job,
+		RunID: id.RunID, RunAttempt: id.RunAttempt, RunURL: id.RunURL, QueuedAt: lockstate.FormatTime(t), RunnerID: id.RunnerID, RunnerName: id.RunnerName},
+		AcquiredAt: lockstate.FormatTime(t), ExpiresAt: lockstate.FormatTime(t.Add(time.Hour)), FencingToken: token}
+}
+
 func jobActor(id lockstate.Identity) Actor {
 	return Actor{Kind: ActorJob, HolderID: id.HolderID, Attempt: id.RunAttempt, RunnerName: id.RunnerName}
 }

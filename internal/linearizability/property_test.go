@@ -201,9 +201,7 @@ func TestRulesTable(t *testing.T) {
 		// The forbidden alternative: Y admitted past the barrier.
 		bad := prev.Clone()
 		bad.FencingToken++
-		bad.Holders = append(bad.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: Y.HolderID, Repository: Y.Repository, Workflow: Y.Workflow, Job: Y.Job,
-			RunID: Y.RunID, RunAttempt: "1", RunURL: Y.RunURL, QueuedAt: lockstate.FormatTime(d.now), RunnerID: "r3", RunnerName: "r3"},
-			AcquiredAt: lockstate.FormatTime(d.now), ExpiresAt: lockstate.FormatTime(d.now.Add(time.Hour)), FencingToken: bad.FencingToken})
+		bad.Holders = append(bad.Holders, holderOf(Y, d.now, bad.FencingToken))
 		bad.Queue[0].Overtakes++
 		assert.Contains(t, codes(d.rules.Judge(Step{Prev: prev, Next: bad, Actor: jobActor(Y)})), CodeOvertakeBarrier)
 
@@ -213,9 +211,7 @@ func TestRulesTable(t *testing.T) {
 		bad.Holders[0].RunnerID = "r0" // free r1 for the sake of the example
 		prev2 := bad.Clone()
 		bad.FencingToken++
-		bad.Holders = append(bad.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: Z.HolderID, Repository: Z.Repository, Workflow: Z.Workflow, Job: Z.Job,
-			RunID: Z.RunID, RunAttempt: "1", RunURL: Z.RunURL, QueuedAt: lockstate.FormatTime(d.now), RunnerID: "r1", RunnerName: "r1"},
-			AcquiredAt: lockstate.FormatTime(d.now), ExpiresAt: lockstate.FormatTime(d.now.Add(time.Hour)), FencingToken: bad.FencingToken})
+		bad.Holders = append(bad.Holders, holderOf(Z, d.now, bad.FencingToken))
 		assert.Contains(t, codes(d.rules.Judge(Step{Prev: prev2, Next: bad, Actor: jobActor(Z)})), CodeFIFOSameRunner)
 	})
 
@@ -281,9 +277,7 @@ func TestRulesTable(t *testing.T) {
 		require.Equal(t, lockstate.OutcomeAccountBlocked, dec.Outcome)
 		// Admitting b anyway, or clearing the incident without naming it.
 		admitted := d.st.Clone()
-		admitted.Holders = append(admitted.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: b.HolderID, Repository: b.Repository, Workflow: b.Workflow, Job: b.Job,
-			RunID: b.RunID, RunAttempt: "1", RunURL: b.RunURL, QueuedAt: lockstate.FormatTime(d.now), RunnerID: "r2", RunnerName: "r2"},
-			AcquiredAt: lockstate.FormatTime(d.now), ExpiresAt: lockstate.FormatTime(d.now.Add(time.Hour))})
+		admitted.Holders = append(admitted.Holders, holderOf(b, d.now, 0))
 		assert.Contains(t, codes(d.rules.Judge(Step{Prev: d.st, Next: admitted, Actor: jobActor(b)})), CodeAdmissionIncident)
 		cleared := d.st.Clone()
 		cleared.ActiveIncident = nil
@@ -377,6 +371,9 @@ func TestActorString(t *testing.T) {
 	assert.Equal(t, "recover(q-1)", Actor{Kind: ActorRecover, Target: "q-1"}.String())
 	assert.Equal(t, "reaper", Actor{Kind: ActorReaper}.String())
 	assert.Equal(t, "x: y", fmt.Sprint(Violation{Code: "x", Detail: "y"}))
+	assert.Equal(t, Actor{Kind: ActorRecover, Target: "q"}, OperatorActor("recover", "q", "i"))
+	assert.Equal(t, Actor{Kind: ActorRecoverIncident, Target: "i"}, OperatorActor("recover-incident", "q", "i"))
+	assert.Equal(t, Actor{Kind: ActorReaper}, OperatorActor("reap", "q", "i"))
 }
 
 // TestIncidentRecoveryCanExceedTheSeats pins a finding of the model against

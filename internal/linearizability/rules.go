@@ -43,10 +43,11 @@ const (
 	ActorOldClient ActorKind = "old"
 	// ActorReaper is the scheduled reaper.
 	ActorReaper ActorKind = "reaper"
-	// ActorRecover is operator recovery of the quarantine named by Target.
+	// ActorRecover is operator recovery of the quarantine named by Target
+	// (the reaper workflow's operation=recover).
 	ActorRecover ActorKind = "recover"
 	// ActorRecoverIncident is operator recovery of the incident named by
-	// Target.
+	// Target (operation=recover-incident).
 	ActorRecoverIncident ActorKind = "recover-incident"
 )
 
@@ -71,6 +72,19 @@ func (a Actor) String() string {
 		return fmt.Sprintf("%s(%s)", a.Kind, a.Target)
 	}
 	return string(a.Kind)
+}
+
+// OperatorActor is the identity of a run of the reaper workflow's
+// operation input: "recover" of reservationID, "recover-incident" of
+// incidentID, anything else the scheduled reaper.
+func OperatorActor(operation, reservationID, incidentID string) Actor {
+	switch ActorKind(operation) {
+	case ActorRecover:
+		return Actor{Kind: ActorRecover, Target: reservationID}
+	case ActorRecoverIncident:
+		return Actor{Kind: ActorRecoverIncident, Target: incidentID}
+	}
+	return Actor{Kind: ActorReaper}
 }
 
 func (a Actor) isJob() bool { return a.Kind == ActorJob || a.Kind == ActorOldClient }

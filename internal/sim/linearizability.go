@@ -38,13 +38,7 @@ func (j *job) linActor() linearizability.Actor {
 
 // opActor is a reaper or recovery process's identity (its inputs).
 func opActor(env map[string]string) linearizability.Actor {
-	switch env["INPUT_OPERATION"] {
-	case recovery.OperationRecover:
-		return linearizability.Actor{Kind: linearizability.ActorRecover, Target: env["INPUT_RESERVATION_ID"]}
-	case recovery.OperationRecoverIncident:
-		return linearizability.Actor{Kind: linearizability.ActorRecoverIncident, Target: env["INPUT_INCIDENT_ID"]}
-	}
-	return linearizability.Actor{Kind: linearizability.ActorReaper}
+	return linearizability.OperatorActor(env["INPUT_OPERATION"], env["INPUT_RESERVATION_ID"], env["INPUT_INCIDENT_ID"])
 }
 
 // linBase is the emulator transport of a process, recording its writes.
