@@ -64,7 +64,7 @@ const (
 	// ClaimAcquired: acquired=true with fencing-token and state-sha.
 	ClaimAcquired ClaimKind = "acquired"
 	// ClaimReleased: the release removed the job's entries (released=true
-	// or cleanup-result=queue-cleaned).
+	// or queue-cleaned=true).
 	ClaimReleased ClaimKind = "released"
 	// ClaimRecovered: recovery reported reaped=true for its target.
 	ClaimRecovered ClaimKind = "recovered"
