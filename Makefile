@@ -151,9 +151,9 @@ source-digest:
 ## state versions checked, faults injected by type and violations. SIM_SEED=N replays one seed.
 soak:
 	@if [ -n "$(SIM_SEED)" ]; then \
-		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -v -run '^TestSimulation$$' ./internal/sim; \
+		SIM_SEED=$(SIM_SEED) $(GO) test -count=1 -artifacts -v -run '^TestSimulation$$' ./internal/sim; \
 	else \
-		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep --line-buffered -v -e '^=== ' -e '--- PASS' ; \
+		GOGC=400 SIM_SEEDS=$(SEEDS) $(GO) test -count=1 -artifacts -timeout 0 -parallel 4 -v -run '^TestSoak$$' ./internal/sim 2>&1 | grep --line-buffered -v -e '^=== ' -e '--- PASS' ; \
 	fi
 
 ## sim-ci: the CI tier (1,000 fixed seeds, no race detector), printing its progress every 100
@@ -161,9 +161,11 @@ soak:
 ## and the machine has memory to spare (fewer GC cycles). CGO_ENABLED=0 -trimpath are make cross's
 ## flags: on a linux/amd64 machine the simulation's dependencies come compiled from its cache.
 sim-ci:
-	@set -o pipefail; GOGC=400 SIM_CI=1 CGO_ENABLED=0 $(GO) test -trimpath -count=1 -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
+	@set -o pipefail; GOGC=400 SIM_CI=1 CGO_ENABLED=0 $(GO) test -trimpath -count=1 -artifacts -timeout 15m -parallel 4 -v -run '^TestSimulationCITier$$' ./internal/sim 2>&1 | \
 		grep --line-buffered -v -e '^=== ' -e '--- PASS'
 
-## sim-planted: each planted bug must be caught within 100 seeds (test-only build tag).
+## sim-planted: each planted bug must be caught within 100 seeds by its invariant and by the
+## linearizability check (test-only build tag). The sim targets pass -artifacts: porcupine's
+## visualization of a failing seed stays in _artifacts/ (ignored by git).
 sim-planted:
-	$(GO) test -count=1 -timeout 30m -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	$(GO) test -count=1 -artifacts -timeout 30m -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim

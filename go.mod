@@ -3,6 +3,7 @@ module github.com/Ambiguous-Interactive/ambiguous-organization-build-lock
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
 	github.com/golang-jwt/jwt/v4 v4.5.1
 	github.com/google/go-github/v66 v66.0.0

@@ -186,6 +186,7 @@ func runCase(t *testing.T, sc scenario, id caseID) {
 		}
 		tr = newCut(w.Em.Transport(), &cutPlan{Req: id.b.Req, Phase: id.b.Phase, Label: id.b.Label, Fault: id.f}, fire)
 		o.start = time.Now()
+		call := w.linStep(sc, v)
 		done := make(chan error, 1)
 		go func() { done <- v.run(vctx, tr) }()
 		watchdog := time.NewTimer(sc.budget + time.Second)
@@ -206,6 +207,7 @@ func runCase(t *testing.T, sc scenario, id caseID) {
 				w.intent(v.holderID, o.start.Add(victimTimeout))
 			}
 		}
+		w.linVictim(sc, v, call, o.outputs)
 		o.stdout = v.stdout.String()
 		o.requests = tr.Requests()
 		o.afterKill = tr.AfterKill()
@@ -317,6 +319,7 @@ func audit(ct *caseT, w *world, sc scenario, when string) {
 	for _, v := range checkFencing(w) {
 		ct.violate("fencing %s: %s", when, v)
 	}
+	checkLinearizable(ct, w, when)
 }
 
 // checkFencing: at schema 6 the counter never decreases, every new

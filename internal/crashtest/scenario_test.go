@@ -13,6 +13,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
@@ -64,6 +65,7 @@ type victim struct {
 	outPath  string              // GITHUB_OUTPUT of the step
 	stdout   fmt.Stringer
 	run      func(ctx context.Context, tr http.RoundTripper) error
+	op       linearizability.Actor // the reaper or recovery step's identity
 }
 
 // scenario is one action's realistic, deterministic setting.
@@ -358,14 +360,14 @@ func setupReap(ctx context.Context, t testing.TB, w *world) *victim {
 	f := w.job("gone", "runner-f")
 	fctx, cancel := context.WithCancel(ctx)
 	dd := f.Deps()
-	dd.Transport = &dieAfterPut{base: w.Em.Transport(), onDie: cancel}
+	dd.Transport = &dieAfterPut{base: linWrap(f, w.Em.Transport()), onDie: cancel}
 	_ = acquire.Run(fctx, dd)
 	cancel()
 	require.Equal(t, "queue", presence(w.State(), f.HolderID()), "setup: the killed waiter is not queued")
 	w.finish(f, "cancelled")
 	env := w.opEnv()
 	out := &actiontest.SyncBuffer{}
-	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, run: func(ctx context.Context, tr http.RoundTripper) error {
+	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, op: linOp(env), run: func(ctx context.Context, tr http.RoundTripper) error {
 		w.reapIntents()
 		return reap.Run(ctx, w.opDeps(env, out, tr))
 	}}
@@ -399,7 +401,7 @@ func seedRecovery(ctx context.Context, t testing.TB, w *world) (string, string) 
 func recoverVictim(w *world, inputs ...string) *victim {
 	env := w.opEnv(inputs...)
 	out := &actiontest.SyncBuffer{}
-	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, run: func(ctx context.Context, tr http.RoundTripper) error {
+	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, op: linOp(env), run: func(ctx context.Context, tr http.RoundTripper) error {
 		return recovery.Run(ctx, w.opDeps(env, out, tr))
 	}}
 }

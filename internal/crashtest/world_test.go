@@ -22,6 +22,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/stretchr/testify/require"
@@ -65,6 +66,11 @@ type world struct {
 	// background are jobs a setup started (a waiter polling behind the
 	// victim); the case waits for them before the bubble ends.
 	background sync.WaitGroup
+	// lin records the case's history for the linearizability check;
+	// victim is the job whose step is being cut (its outcome is taken from
+	// the outputs it wrote before a kill).
+	lin    *linearizability.Recorder
+	victim *actiontest.Job
 }
 
 func newWorld(t testing.TB, config string) *world {
@@ -88,6 +94,7 @@ func newWorldAt(t testing.TB, config string, schema int) *world {
 	}
 	s.UpdatedAt = lockstate.FormatTime(time.Now())
 	w.SeedState(s)
+	w.linInit(config)
 	return w
 }
 
@@ -100,6 +107,8 @@ func (w *world) job(name, runner string) *actiontest.Job {
 	w.mu.Lock()
 	w.jobs[j.HolderID()] = j
 	w.mu.Unlock()
+	linWorlds.Store(j, w)
+	w.t.Cleanup(func() { linWorlds.Delete(j) })
 	return j
 }
 
@@ -125,6 +134,7 @@ func (w *world) finish(j *actiontest.Job, conclusion string) {
 	if done {
 		return
 	}
+	w.linFinish(j)
 	require.NoError(w.t, w.Em.SetJobStatus(actiontest.Owner, actiontest.Consumer, j.JobID, "completed", conclusion))
 	require.NoError(w.t, w.Em.SetRunStatus(actiontest.Owner, actiontest.Consumer, j.RunID, "completed", conclusion))
 }
@@ -135,6 +145,7 @@ func deps(j *actiontest.Job, tr http.RoundTripper) acquire.Deps {
 	if tr != nil {
 		d.Transport = tr
 	}
+	d.Transport = linWrap(j, d.Transport)
 	return d
 }
 
@@ -144,7 +155,9 @@ func deps(j *actiontest.Job, tr http.RoundTripper) acquire.Deps {
 func (w *world) acquire(ctx context.Context, j *actiontest.Job) error {
 	j.ResetFiles()
 	start := time.Now()
+	call := w.lin.BeginAcquire(linFile, linJob(j))
 	err := acquire.Run(ctx, deps(j, nil))
+	w.linAcquired(j, call, j.Outputs())
 	if err != nil {
 		at := start
 		if j.Outputs()["admission-result"] == "timeout" {
@@ -163,7 +176,15 @@ func (w *world) release(ctx context.Context, j *actiontest.Job, tr http.RoundTri
 		j.Input(inputs[i], inputs[i+1])
 	}
 	j.ResetFiles()
-	return release.Run(ctx, deps(j, tr))
+	call := w.lin.Now()
+	err := release.Run(ctx, deps(j, tr))
+	w.mu.Lock()
+	victim := j == w.victim
+	w.mu.Unlock()
+	if !victim {
+		w.linReleased(j, call, j.Outputs())
+	}
+	return err
 }
 
 // opEnv is the environment of a reaper or recovery step in the lock
@@ -206,7 +227,7 @@ func (w *world) opDeps(env map[string]string, out *actiontest.SyncBuffer, tr htt
 		tr = w.Em.Transport()
 	}
 	return reap.Deps{
-		Getenv: func(k string) string { return env[k] }, Stdout: out, Transport: tr,
+		Getenv: func(k string) string { return env[k] }, Stdout: out, Transport: w.lin.Transport(tr, linOp(env)),
 		Jitter: func() float64 { return 0.5 },
 		NewID: func() string {
 			w.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
 )
 
 // Blob SHAs are git object ids: https://git-scm.com/book/en/v2/Git-Internals-Git-Objects
@@ -130,13 +132,19 @@ func TestConcurrentCASOneWinner(t *testing.T) {
 	base, err := v.e.PutFile(testOwner, testRepo, "main", "locks/l.json", []byte(`{"n":0}`))
 	require.NoError(t, err)
 	tok := v.mint(nil)
+	// The writes are recorded and checked for linearizability as a
+	// compare-and-swap register (porcupine).
+	lin := linearizability.NewRecorder(v.clk)
+	file := linearizability.File{Owner: testOwner, Repo: testRepo, Path: "locks/l.json"}
+	lin.Track(file, nil, []byte(`{"n":0}`), true)
 	var wg sync.WaitGroup
 	statuses := make([]int, 32)
 	for i := range 32 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := v.try(t.Context(), "PUT", "/repos/example-org/build-lock/contents/locks/l.json", tok,
+			tr := lin.Transport(v.e.Transport(), linearizability.Actor{Kind: linearizability.ActorJob, HolderID: itoa(int64(i))})
+			res, err := v.tryVia(tr, t.Context(), "PUT", "/repos/example-org/build-lock/contents/locks/l.json", tok,
 				map[string]any{"message": "w", "content": b64(`{"n":` + itoa(int64(i+1)) + `}`), "sha": base})
 			if err == nil {
 				statuses[i] = res.status
@@ -156,6 +164,14 @@ func TestConcurrentCASOneWinner(t *testing.T) {
 	require.Equal(t, 1, wins)
 	require.Equal(t, 31, conflicts)
 	require.Equal(t, 2, len(v.e.History(testOwner, testRepo, "main", "locks/l.json")))
+	lin.Observe(file, func() ([]byte, bool) {
+		h := v.e.History(testOwner, testRepo, "main", "locks/l.json")
+		return h[len(h)-1].Content, true
+	})
+	res := lin.Check(linearizability.Options{VisualizeDir: t.ArtifactDir, Name: t.Name()})
+	require.True(t, res.OK(), "%s %v", res.Summary(), res.Violations)
+	require.Equal(t, 32, res.Writes)
+	require.Equal(t, 31, res.RefusedWrites)
 }
 
 func TestHistory(t *testing.T) {

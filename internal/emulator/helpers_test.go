@@ -103,6 +103,11 @@ func (v *env) do(method, path, token string, body any, hdr ...string) result {
 }
 
 func (v *env) try(ctx context.Context, method, path, token string, body any, hdr ...string) (result, error) {
+	return v.tryVia(v.e.Transport(), ctx, method, path, token, body, hdr...)
+}
+
+// tryVia is try through tr (a wrapper of the emulator's transport).
+func (v *env) tryVia(tr http.RoundTripper, ctx context.Context, method, path, token string, body any, hdr ...string) (result, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -117,7 +122,7 @@ func (v *env) try(ctx context.Context, method, path, token string, body any, hdr
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := (&http.Client{Transport: v.e.Transport()}).Do(req)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		return result{}, err
 	}

@@ -112,6 +112,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	s.auditSecrets(hist, violate)
 	s.auditLiveness(&rep, states, hist, healed, liveWaiting, violate)
 	s.auditUpgrades(&rep, hist, states, healed, violate)
+	s.linAudit(&rep, violate)
 
 	s.evMu.Lock()
 	for k, v := range s.events {

@@ -32,7 +32,7 @@ func (s *sim) runOldClient(j *job) {
 	c, err := ghclient.New(ctx, ghclient.Config{
 		APIURL: apiURL + "/", AppID: writerAppID, PrivateKey: []byte(writerPEM),
 		InstallationRepository: owner + "/" + lockRepo, TokenRepositories: []string{lockRepo},
-		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: "old", drift: j.clk.drift, dead: &j.dead, base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: "old", drift: j.clk.drift, dead: &j.dead, base: s.linBase(j.linActor())},
 		Clock:     j.clk, Jitter: r.Float64, Warn: func(string) {},
 	})
 	if err != nil {

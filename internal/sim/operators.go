@@ -82,14 +82,16 @@ func (s *sim) runReaper(ctx context.Context, extra map[string]string) error {
 		actor = "recover"
 	}
 	r := rand.New(rand.NewPCG(s.seed, uint64(time.Since(s.t0))))
+	la, call := opActor(env), s.lin.Now()
 	err := reap.Run(context.WithoutCancel(ctx), reap.Deps{
 		Getenv: func(k string) string { return env[k] }, Stdout: out,
-		Transport: actorTransport{rec: s.rec, actor: actor, proc: fmt.Sprint(time.Since(s.t0)), base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: actor, proc: fmt.Sprint(time.Since(s.t0)), base: s.linBase(la)},
 		Jitter:    r.Float64,
 		NewID:     func() string { return fmt.Sprintf("sim-res-%d", s.nextRes.Add(1)) },
 	})
 	sum, _ := os.ReadFile(dir + "/summary")
 	outs, _ := os.ReadFile(dir + "/output")
+	s.linRecovered(la, call, readFileCommands(dir+"/output"))
 	s.jobsMu.Lock()
 	s.reaperOut = append(s.reaperOut, out.String(), string(sum), string(outs))
 	s.jobsMu.Unlock()

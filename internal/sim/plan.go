@@ -96,6 +96,7 @@ func (s *sim) seedState(schema int) {
 	if _, err := s.em.PutFile(owner, lockRepo, stateBranch, statePath, data); err != nil {
 		s.tb.Fatalf("sim: %v", err)
 	}
+	s.linTrack(data)
 }
 
 func (s *sim) writeConfig(level int) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/sim"
 	"github.com/stretchr/testify/assert"
@@ -18,35 +19,47 @@ import (
 var plantedCases = []struct {
 	bug  plant.Bug
 	want string
-	cfg  sim.Config
+	// lin is the linearizability check's reason code that must catch it too.
+	lin string
+	cfg sim.Config
 }{
-	{plant.FreeSlotOffByOne, "exceed maxHolders", sim.Config{}},
-	{plant.SkipAmbiguousReconcile, "no committed version names it", sim.Config{}},
-	{plant.QuarantineOnTimeAlone, "time alone is no proof", sim.Config{Aging: 1, Schema: 5}},
-	{plant.DropAttemptFence, "run-attempt fence", sim.Config{Schema: 4}},
-	{plant.TrustStaleRead, "no committed version names it", sim.Config{}},
+	{plant.FreeSlotOffByOne, "exceed maxHolders", linearizability.CodeOverAdmission, sim.Config{}},
+	{plant.SkipAmbiguousReconcile, "no committed version names it", linearizability.CodeClaimAcquired, sim.Config{}},
+	{plant.QuarantineOnTimeAlone, "time alone is no proof", linearizability.CodeReservation, sim.Config{Aging: 1, Schema: 5}},
+	{plant.DropAttemptFence, "run-attempt fence", linearizability.CodeRemovalUnauthorized, sim.Config{Schema: 4}},
+	{plant.TrustStaleRead, "no committed version names it", linearizability.CodeClaimAcquired, sim.Config{}},
 }
 
 // TestPlantedBugs (R-T1): each planted bug must be caught within 100 seeds
-// by the invariant that names it. Run with -tags plantedbugs; production
-// builds cannot enable any of them.
+// by the invariant that names it, and by the linearizability check of the
+// recorded history (porcupine against the semaphore's sequential model)
+// with the reason code that names it. Run with -tags plantedbugs;
+// production builds cannot enable any of them.
 func TestPlantedBugs(t *testing.T) {
 	for _, tc := range plantedCases {
 		t.Run(tc.bug.String(), func(t *testing.T) {
 			plant.Set(tc.bug, true)
 			defer plant.Set(tc.bug, false)
-			for seed := uint64(1); seed <= 100; seed++ {
+			linPrefix := "linearizability (" + tc.lin + "): "
+			var invariant, lin uint64
+			for seed := uint64(1); seed <= 100 && (invariant == 0 || lin == 0); seed++ {
 				var rep sim.Report
 				synctest.Test(t, func(t *testing.T) { rep = sim.Run(t, seed, tc.cfg) })
 				for _, v := range rep.Violations {
-					if strings.Contains(v, tc.want) {
+					if invariant == 0 && strings.Contains(v, tc.want) && !strings.HasPrefix(v, "linearizability") {
+						invariant = seed
 						t.Logf("planted bug %s caught by seed %d: %s", tc.bug, seed, v)
 						fmt.Printf("planted bug %-32s caught by seed %d (invariant %q)\n", tc.bug, seed, tc.want)
-						return
+					}
+					if lin == 0 && strings.HasPrefix(v, linPrefix) {
+						lin = seed
+						t.Logf("planted bug %s caught by the linearizability check in seed %d: %s", tc.bug, seed, v)
+						fmt.Printf("planted bug %-32s caught by seed %d (linearizability %q)\n", tc.bug, seed, tc.lin)
 					}
 				}
 			}
-			assert.Fail(t, fmt.Sprintf("planted bug %s was not caught within 100 seeds", tc.bug))
+			assert.NotZero(t, invariant, "planted bug %s was not caught by its invariant within 100 seeds", tc.bug)
+			assert.NotZero(t, lin, "planted bug %s was not caught by the linearizability check (%s) within 100 seeds", tc.bug, tc.lin)
 		})
 	}
 }

@@ -84,7 +84,7 @@ func (s *sim) deps(j *job, proc string, env map[string]string, sig *lockaction.S
 	return actionkit.Deps{
 		Getenv:    func(k string) string { return env[k] },
 		Stdout:    j.out,
-		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: proc, drift: j.clk.drift, dead: &j.dead, base: s.em.Transport()},
+		Transport: actorTransport{rec: s.rec, actor: j.actor(), proc: proc, drift: j.clk.drift, dead: &j.dead, base: s.linBase(j.linActor())},
 		Signals:   sig,
 		Clock:     j.clk,
 		Jitter: func() float64 {
@@ -139,11 +139,13 @@ func (s *sim) runJob(j *job) {
 	if j.withPost {
 		env["BUILD_LOCK_MODE"] = acquire.ModeAcquireWithCleanup
 	}
+	call := s.lin.BeginAcquire(linFile, j.linActor())
 	err = acquire.Run(ctx, s.deps(j, "acquire", env, sig))
 	if err != nil {
 		fmt.Fprintf(j.out, "sim: acquire: %v\n", err)
 	}
 	s.collect(j, true)
+	s.linAcquired(j, call, j.lastOutputs())
 	j.mu.Lock()
 	j.waitEnded = time.Now()
 	if err != nil {
@@ -182,8 +184,10 @@ func (s *sim) runJob(j *job) {
 			renv["INPUT_RESOURCE-SAFE"] = "true"
 		}
 		j.reset()
+		call := s.lin.Now()
 		_ = release.Run(ctx, s.deps(j, "release", renv, sig))
 		s.collect(j, false)
+		s.linReleased(j, call, j.lastOutputs())
 	}
 	if j.withPost && !j.dead.Load() {
 		penv := s.baseEnv(j)
@@ -226,6 +230,13 @@ func (s *sim) collect(j *job, isAcquire bool) {
 		j.acquiredAt = time.Now()
 		j.token = out["fencing-token"]
 	}
+}
+
+// lastOutputs is what the step collect read last.
+func (j *job) lastOutputs() map[string]string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.outputs[len(j.outputs)-1]
 }
 
 func readFileCommands(path string) map[string]string {

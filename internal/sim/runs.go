@@ -55,6 +55,7 @@ func (s *sim) finishJob(j *job, siblings []*job) {
 }
 
 func (s *sim) completeJob(j *job, conclusion string) {
+	s.lin.JobCompleted(strconv.FormatInt(j.jobID, 10))
 	_ = s.em.SetJobStatus(owner, j.repo, j.jobID, "completed", conclusion)
 	s.jobsMu.Lock()
 	s.jobDone[j.jobID] = time.Now()
@@ -72,6 +73,7 @@ func (s *sim) completeRun(j *job) {
 	defer s.jobsMu.Unlock()
 	rt := s.runs[j.runID]
 	if rt.terminal[j.attempt].IsZero() {
+		s.lin.RunTerminal(strconv.FormatInt(j.runID, 10), j.attempt)
 		rt.terminal[j.attempt] = time.Now()
 	}
 	for a := range rt.started {
@@ -85,7 +87,7 @@ func (s *sim) completeRun(j *job) {
 // rerun starts attempt+1 of j's run with one job of the same name.
 func (s *sim) rerun(j *job) {
 	s.jobsMu.Lock()
-	attempt := s.em.NewRunAttempt(owner, j.repo, j.runID)
+	attempt := s.linRerun(j, func() int { return s.em.NewRunAttempt(owner, j.repo, j.runID) })
 	rt := s.runs[j.runID]
 	rt.started[attempt] = time.Now()
 	_ = s.em.SetRunStatus(owner, j.repo, j.runID, "in_progress", "")

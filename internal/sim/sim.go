@@ -12,6 +12,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/linearizability"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -75,6 +76,8 @@ type Report struct {
 	Digest string
 	// Debug is every process's stdout (Config.Debug).
 	Debug string
+	// Linearizability is the porcupine check of the seed's history.
+	Linearizability linearizability.Result
 }
 
 // OK reports whether the seed broke no invariant.
@@ -92,6 +95,7 @@ type sim struct {
 	rmu  sync.Mutex
 	em   *emulator.Emulator
 	rec  *recorder
+	lin  *linearizability.Recorder // the history the linearizability check reads
 	t0   time.Time
 
 	cfg     lockstate.Config
@@ -147,7 +151,7 @@ func (s *sim) event(name string) {
 func Run(tb testing.TB, seed uint64, c Config) Report {
 	keys()
 	s := &sim{
-		tb: tb, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed5eed)), rec: &recorder{},
+		tb: tb, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed5eed)), rec: &recorder{}, lin: linearizability.NewRecorder(nil),
 		events: map[string]int64{}, runs: map[int64]*runTruth{}, jobDone: map[int64]time.Time{},
 		recovered: map[string]time.Time{}, incidentsOK: map[string]time.Time{},
 		window: c.FaultWindow, live: c.Liveness,

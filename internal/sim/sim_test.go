@@ -107,6 +107,7 @@ func runTier(t *testing.T, first uint64, n int) {
 		maxUpgradeLag                                                                                                       time.Duration
 		faults                                                                                                              map[string]int64
 		schemas                                                                                                             map[int]int
+		lin                                                                                                                 linTotals
 	}{faults: map[string]int64{}, schemas: map[int]int{}}
 	t.Run("seeds", func(t *testing.T) {
 		for i := range n {
@@ -128,6 +129,7 @@ func runTier(t *testing.T, first uint64, n int) {
 				tot.upgrades += int64(rep.Upgrades)
 				tot.maxUpgradeLag = max(tot.maxUpgradeLag, rep.MaxUpgradeLag)
 				tot.schemas[rep.FinalSchema]++
+				tot.lin.add(rep.Linearizability)
 				if !rep.OK() {
 					tot.failed++
 				}
@@ -153,9 +155,9 @@ func runTier(t *testing.T, first uint64, n int) {
 	}
 	t.Logf("simulation: seeds=%d (from %d) schedules=%d (final schemas %v) state-versions-checked=%d requests=%d admissions=%d violations=%d failed-seeds=%d wall=%s on %d CPUs\n"+
 		"liveness: waiters-at-heal=%d resolved-within-bound=%d; cooldowns pruned early by skewed clocks=%d; max overtakes of one waiter=%d\n"+
-		"upgrades: written=%d, longest from nothing-left-to-drain to written (faults healed)=%s\nfaults and events injected:%s",
+		"upgrades: written=%d, longest from nothing-left-to-drain to written (faults healed)=%s\n%s\nfaults and events injected:%s",
 		tot.seeds, first, tot.seeds, tot.schemas, tot.versions, tot.requests, tot.admissions, tot.violations, tot.failed, time.Since(start).Round(time.Second), runtime.NumCPU(),
-		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, tot.upgrades, tot.maxUpgradeLag.Round(time.Second), b.String())
+		tot.liveWaiters, tot.liveResolved, tot.early, tot.maxOvertaken, tot.upgrades, tot.maxUpgradeLag.Round(time.Second), tot.lin, b.String())
 }
 
 // progressEvery is how often (in seeds done) a tier prints its progress.

@@ -57,6 +57,9 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 	em.AddFault(emulator.Fault{Kind: emulator.TransportReset, Probability: 0.02})
 	em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Probability: 0.06})
 
+	// Every state write, admission and release is recorded for the
+	// linearizability check (porcupine) at the end.
+	lin, linFile := linRecorder(maxHolders)
 	var (
 		mu        sync.Mutex
 		removals  []checker.Removal
@@ -73,8 +76,10 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 			secret := fmt.Sprintf("test-job-secret-%d", i)
 			em.AddToken(secret, emulator.TokenScope{Label: fmt.Sprintf("job-%d", i), Repos: []string{owner + "/" + repo},
 				Permissions: map[string]string{"contents": "write"}, RateLimit: 5000})
+			id := identity(i, fmt.Sprintf("runner-%d", i%runners))
+			actor := linActor(id)
 			c, err := ghclient.New(context.Background(), ghclient.Config{APIURL: "http://emulator.test/", Token: secret,
-				Transport: em.Transport(), Jitter: rng.Float64, Warn: func(string) {}})
+				Transport: lin.Transport(em.Transport(), actor), Jitter: rng.Float64, Warn: func(string) {}})
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -87,8 +92,8 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 			if !assert.NoError(t, err) {
 				return
 			}
-			id := identity(i, fmt.Sprintf("runner-%d", i%runners))
 			id.QueuedAt = time.Now()
+			call := lin.BeginAcquire(linFile, actor)
 			for {
 				var dec lockstate.AcquireDecision
 				res, err := s.Update(ctx, "Acquire seats", enqueue(cfg, id, time.Now(), &dec))
@@ -109,6 +114,7 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 					return
 				}
 				if dec.Outcome == lockstate.OutcomeAdmitted || dec.Outcome == lockstate.OutcomeAlreadyHolder {
+					lin.Acquired(linFile, actor, call, "", res.Snapshot.SHA)
 					mu.Lock()
 					admitted[id.HolderID]++
 					mu.Unlock()
@@ -127,6 +133,7 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 			mu.Lock()
 			removals = append(removals, checker.Removal{HolderID: id.HolderID, At: time.Now()})
 			mu.Unlock()
+			rcall := lin.Now()
 			for {
 				_, err := s.Update(ctx, "Release seats", func(st *lockstate.State) error {
 					next, d, err := lockstate.Cleanup(st, cfg, lockstate.CleanupRequest{
@@ -143,6 +150,7 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 					return nil
 				})
 				if err == nil {
+					lin.Released(linFile, actor, rcall)
 					return
 				}
 				var ge *ghclient.Error
@@ -179,6 +187,7 @@ func runConcurrentJobs(t *testing.T, seed uint64) {
 	require.NoError(t, err)
 	assert.Empty(t, last.Holders, "every seat given back")
 	assert.Empty(t, last.Queue, "no waiter left behind")
+	linCheck(t, em, lin, linFile)
 	m := em.Metrics()
 	t.Logf("seed %d: %d versions, %d requests, %d conflicts, faults %v, %d ambiguous updates, handoff p50 %v",
 		seed, len(versions), m.Requests, m.Conflicts, m.FaultsByKind, ambiguous, checker.Percentile(rep.HandoffGaps, 50))
