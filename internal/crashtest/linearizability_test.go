@@ -40,6 +40,10 @@ func (w *world) linInit(config string) {
 	}
 	w.lin = linearizability.NewRecorder(nil)
 	vs := w.versions()
+	if len(vs) == 0 {
+		w.lin.Track(linFile, rules, nil, false) // a brand-new lock: no state file yet
+		return
+	}
 	w.lin.Track(linFile, rules, vs[len(vs)-1].Content, true)
 }
 
@@ -119,6 +123,9 @@ func (w *world) linFinish(j *actiontest.Job) {
 func checkLinearizable(ct *caseT, w *world, when string) {
 	w.lin.Observe(linFile, func() ([]byte, bool) {
 		vs := w.versions()
+		if len(vs) == 0 {
+			return nil, false // a brand-new lock nobody wrote yet
+		}
 		return vs[len(vs)-1].Content, vs[len(vs)-1].Content != nil
 	})
 	res := w.lin.Check(linearizability.Options{VisualizeDir: ct.t.ArtifactDir, Name: ct.id.action + "-" + ct.id.b.Name() + "-" + ct.id.f.String()})

@@ -85,6 +85,7 @@ func newWorldAt(t testing.TB, config string, schema int) *world {
 	w.Em.AddApp(readerAppID, &readerKey.PublicKey)
 	w.Em.InstallApp(readerAppID, actiontest.Owner, []string{actiontest.Consumer})
 	if schema == 0 {
+		w.linInit(config) // a brand-new lock: the history starts with no file
 		return w
 	}
 	s := lockstate.Empty(actiontest.Lock)

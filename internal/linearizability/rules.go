@@ -265,35 +265,49 @@ func queueIndex(s *lockstate.State) map[string]int {
 	return m
 }
 
-// schema: no downgrade; one step up at a time, only by an acquire (a job)
-// on a drained lock (docs/state-schema.md §10); old clients never write 6.
+// schema: no downgrade; an upgrade is written only by a job (its acquire
+// or its release), straight to its target schema, and only when the lock
+// had nothing left to drain (docs/state-schema.md §10): no holder of the
+// previous version survives the write (its own release may remove the
+// last), no reservation is left or created when a schema-4+ lock steps to
+// 5 or 6, no incident is active; waiters are carried across (order() checks
+// their order). A previous-generation client keeps the reference's rule:
+// one step at a time, on a lock with no holders and no queue, never to 6.
 func (j *judge) schema() {
 	ps, ns := schemaOf(j.prev), schemaOf(j.next)
+	old := j.st.Actor.Kind == ActorOldClient
 	switch {
 	case ns < ps:
 		j.add(CodeSchemaDowngrade, "schema %d -> %d", ps, ns)
-	case ns > ps+1:
-		j.add(CodeSchemaSkip, "schema %d -> %d in one write (one migration step per write)", ps, ns)
-	case ns > ps:
-		if !j.st.Actor.isJob() {
-			j.add(CodeMigration, "schema %d -> %d written by %s (only acquire migrates)", ps, ns, esc(j.st.Actor.String()))
+	case ns == ps:
+	case !j.st.Actor.isJob():
+		j.add(CodeMigration, "schema %d -> %d written by %s (only a job's acquire or release upgrades)", ps, ns, esc(j.st.Actor.String()))
+	case old && ns > ps+1:
+		j.add(CodeSchemaSkip, "schema %d -> %d in one write by a previous-generation client (one step per write)", ps, ns)
+	case old && (len(j.prev.Holders) > 0 || len(j.prev.Queue) > 0):
+		j.add(CodeMigration, "schema %d -> %d by a previous-generation client on a lock that was not drained (%d holders, %d queued)", ps, ns, len(j.prev.Holders), len(j.prev.Queue))
+	default:
+		for _, h := range j.prev.Holders {
+			if n, ok := j.nextHolders[h.HolderID]; ok && n.RunAttempt == h.RunAttempt {
+				j.add(CodeMigration, "schema %d -> %d while holder %s, admitted under the old rules, still holds", ps, ns, esc(h.HolderID))
+			}
 		}
-		if len(j.prev.Holders) > 0 || len(j.prev.Queue) > 0 {
-			j.add(CodeMigration, "schema %d -> %d on a lock that was not drained (%d holders, %d queued)", ps, ns, len(j.prev.Holders), len(j.prev.Queue))
-		}
-		if ns >= 5 {
+		if ps >= 4 && ns >= 5 {
 			next := reservationIndex(j.next)
 			for _, r := range j.prev.Reservations {
 				if _, kept := next[r.ReservationID]; kept || r.State != lockstate.ReservationCooldown {
 					j.add(CodeMigration, "schema %d -> %d with reservation %s left", ps, ns, esc(r.ReservationID))
 				}
 			}
+			if len(j.next.Reservations) > 0 {
+				j.add(CodeMigration, "schema %d -> %d with %d reservation(s) in the upgraded version", ps, ns, len(j.next.Reservations))
+			}
 		}
-		if ns == lockstate.FencedSchemaVersion && j.prev.ActiveIncident != nil {
-			j.add(CodeMigration, "schema 5 -> 6 while incident %s is active", esc(j.prev.ActiveIncident.IncidentID))
+		if ps == 5 && j.prev.ActiveIncident != nil {
+			j.add(CodeMigration, "schema 5 -> %d while incident %s is active", ns, esc(j.prev.ActiveIncident.IncidentID))
 		}
 	}
-	if j.st.Actor.Kind == ActorOldClient && ns > 5 {
+	if old && ns > 5 {
 		j.add(CodeOldClientSchema, "%s wrote schema %d", esc(j.st.Actor.String()), ns)
 	}
 }

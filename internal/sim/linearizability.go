@@ -20,11 +20,12 @@ import (
 // linFile is the lock's state file in the history.
 var linFile = linearizability.File{Owner: owner, Repo: lockRepo, Branch: stateBranch, Path: statePath}
 
-// linTrack starts the history at the seeded state.
+// linTrack starts the history at the seeded state (nil: a brand-new lock
+// with no state file).
 func (s *sim) linTrack(seeded []byte) {
 	s.lin.Track(linFile, &linearizability.LockRules{
 		Lock: lockName, ServerURL: serverURL, MaxHolders: s.cfg.MaxHolders, MaxOvertakes: s.cfg.MaxOvertakes,
-	}, seeded, true)
+	}, seeded, seeded != nil)
 }
 
 // linActor is the job's identity in the history.

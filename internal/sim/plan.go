@@ -41,6 +41,7 @@ func (s *sim) chooseConfig(c Config) {
 		// first write creates it at the schema the config asks for.
 		s.sched = append(s.sched, fmt.Sprintf("fresh lock (config schema %d)", start))
 		s.event("fresh-lock")
+		s.linTrack(nil)
 	} else {
 		s.seedState(start)
 	}

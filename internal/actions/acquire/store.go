@@ -20,8 +20,13 @@ const (
 	failureCleanupRounds = 3
 	failureConflictDelay = 500 * time.Millisecond
 	// cancelCleanupRounds and cancelConflictDelay serve cleanup after a
-	// runner signal: two passes 250 ms apart, one attempt per request.
-	cancelCleanupRounds = 2
+	// runner signal: passes 250 ms apart (jittered), one attempt per
+	// request, as many as the signal window leaves time for (its context
+	// deadline ends them: 5 s after SIGINT, 1.5 s after SIGTERM), at most
+	// eight. The reference's two passes lose a waiter's cleanup to two
+	// jobs joining in the same second, which leaves its entry to the
+	// release step or the reaper.
+	cancelCleanupRounds = 8
 	cancelConflictDelay = 250 * time.Millisecond
 	// failureCleanupWindow bounds cleanup that is not after a signal.
 	failureCleanupWindow = 30 * time.Second
