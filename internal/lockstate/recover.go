@@ -20,8 +20,17 @@ type RecoverDecision struct {
 	// Reservation is the resulting cooldown, or nil when the cooldown is 0
 	// and the slot was freed outright.
 	Reservation *Reservation
-	// Freed reports that no reservation was written (cooldown 0).
+	// Freed reports that no reservation was written (cooldown 0, or
+	// NoFreeSeat).
 	Freed bool
+	// NoFreeSeat reports that an incident recovery wrote no recovery
+	// cooldown although releaseCooldownSeconds is above 0, because every
+	// seat is held or reserved: the incident's job held no seat when it
+	// reported, and a cooldown on top of full seats would count one seat
+	// more than maxHolders (R-S1). The seats in use already keep the next
+	// activation waiting until one of them is released, and that release
+	// writes its own cooldown.
+	NoFreeSeat bool
 	// PrunedCooldowns counts expired cooldowns dropped in the same write.
 	PrunedCooldowns int
 }
@@ -94,7 +103,10 @@ func RecoverQuarantine(s *State, cfg Config, reservationID string, now time.Time
 // availableAt == createdAt, which would make every later read fail closed.
 // A runner that already has a reservation, or a holder (which the reference
 // would turn into an unreadable state), is refused with CodeRunnerConflict.
-// s is never modified.
+// When every seat is held or reserved after the expired cooldowns are
+// pruned, no recovery cooldown is written (RecoverDecision.NoFreeSeat): the
+// reference would put one on top of full seats, past maxHolders (divergence
+// V5). s is never modified.
 func RecoverIncident(s *State, cfg Config, incidentID string, now time.Time, reservationID string) (*State, RecoverDecision, error) {
 	if s == nil {
 		return nil, RecoverDecision{}, newError(CodeInvalidState, "recover incident: state is nil")
@@ -129,13 +141,15 @@ func RecoverIncident(s *State, cfg Config, incidentID string, now time.Time, res
 				"recover incident on %s: runner %q is held by %s; wait for it to release before incident recovery", s.Lock, inc.RunnerID, h.HolderID))
 		}
 	}
-	if cfg.ReleaseCooldownSeconds <= 0 {
+	id := jsTrim(reservationID)
+	switch {
+	case cfg.ReleaseCooldownSeconds <= 0:
 		dec.Freed = true
-	} else {
-		id := jsTrim(reservationID)
-		if id == "" {
-			return nil, RecoverDecision{}, newError(CodeReservationIDRequired, fmt.Sprintf("recover incident on %s: a reservation ID is required for the recovery cooldown", s.Lock))
-		}
+	case id == "":
+		return nil, RecoverDecision{}, newError(CodeReservationIDRequired, fmt.Sprintf("recover incident on %s: a reservation ID is required for the recovery cooldown", s.Lock))
+	case FreeSlots(work, cfg) <= 0:
+		dec.Freed, dec.NoFreeSeat = true, true
+	default:
 		for _, r := range work.Reservations {
 			if r.ReservationID == id {
 				return nil, RecoverDecision{}, newError(CodeDuplicateReservation, fmt.Sprintf("recover incident on %s: reservation %s already exists", s.Lock, id))

@@ -96,6 +96,48 @@ func TestRecoverIncident(t *testing.T) {
 	requireCode(t, err, CodeRunnerConflict)
 }
 
+// TestRecoverIncidentWithEverySeatTaken: the incident's job held no seat,
+// so a recovery cooldown on top of full seats would count more seats than
+// maxHolders (divergence V5). With a seat freed by an expired cooldown, the
+// recovery cooldown takes that seat.
+func TestRecoverIncidentWithEverySeatTaken(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(time.Hour)
+	inc, err := IncidentFor(ident(50, "r9"), t0, "")
+	require.NoError(t, err)
+	full := stateAt(5)
+	full.ActiveIncident = inc
+	full.Holders = []Holder{holderFor(ident(3, "r1"), 5)}
+	full.Reservations = []Reservation{quarantineOn("q2", "r2")}
+
+	out, d, err := RecoverIncident(full, cfgHealth(2), inc.IncidentID, now, "rec-1")
+	require.NoError(t, err)
+	assert.True(t, d.NoFreeSeat)
+	assert.True(t, d.Freed)
+	assert.Nil(t, d.Reservation)
+	assert.Nil(t, out.ActiveIncident)
+	assert.Len(t, out.Reservations, 1, "only the quarantine is left")
+	assert.LessOrEqual(t, len(out.Holders)+len(out.Reservations), 2)
+	mustEncodeDecode(t, out)
+
+	// A lowered maxHolders leaves the seats over-full already: still no cooldown.
+	out, d, err = RecoverIncident(full, cfgHealth(1), inc.IncidentID, now, "rec-1")
+	require.NoError(t, err)
+	assert.True(t, d.NoFreeSeat)
+	assert.Len(t, out.Reservations, 1)
+
+	expiring := full.Clone()
+	expiring.Reservations = []Reservation{cooldownOn("c2", "r2", now.Add(-time.Second))}
+	out, d, err = RecoverIncident(expiring, cfgHealth(2), inc.IncidentID, now, "rec-1")
+	require.NoError(t, err)
+	assert.False(t, d.NoFreeSeat)
+	assert.Equal(t, 1, d.PrunedCooldowns)
+	require.NotNil(t, d.Reservation)
+	assert.Equal(t, "rec-1", d.Reservation.ReservationID)
+	assert.Len(t, out.Holders, 1)
+	assert.Len(t, out.Reservations, 1, "the expired cooldown gave its seat to the recovery cooldown")
+}
+
 func TestHelpers(t *testing.T) {
 	t.Parallel()
 	s := stateAt(4)

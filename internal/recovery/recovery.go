@@ -463,6 +463,8 @@ func recoverIncident(ctx context.Context, a *actionio.IO, d Deps, lk *Lock, inpu
 	switch {
 	case reconciled:
 		msg = fmt.Sprintf("Global incident %s of %s is no longer active after an ambiguous write: the recovery landed; nothing more was written.", bound, lock)
+	case dec.NoFreeSeat:
+		msg = fmt.Sprintf("Recovered global incident %s without a recovery cooldown: every seat of %s is held or reserved, so a cooldown would count one seat more than maxHolders; the next activation waits for one of those seats, and its release writes its own cooldown.", bound, lock)
 	case dec.Freed:
 		msg = fmt.Sprintf("Recovered global incident %s; releaseCooldownSeconds is 0, so %s admits again immediately without a cooldown reservation.", bound, lock)
 	default:

@@ -25,6 +25,8 @@ const (
 	seedM      = "Seed locks/" + reaptest.Lock + ".json"
 	cfgHealth  = `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":90}`
 	cfgHealth0 = `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`
+	// cfgHealthFull: the seeded quarantine and cooldown take both seats.
+	cfgHealthFull = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":90}`
 )
 
 func deps(w *reaptest.World) recovery.Deps {
@@ -193,7 +195,7 @@ func TestRecoverIncident(t *testing.T) {
 		name  string
 		exact bool
 		cfg   string
-	}{{"bound from the canonical read", false, cfgHealth}, {"exact incident-id", true, cfgHealth}, {"cooldown 0", false, cfgHealth0}} {
+	}{{"bound from the canonical read", false, cfgHealth}, {"exact incident-id", true, cfgHealth}, {"cooldown 0", false, cfgHealth0}, {"every seat taken", false, cfgHealthFull}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
@@ -207,10 +209,14 @@ func TestRecoverIncident(t *testing.T) {
 				assert.Equal(t, []string{seedM, "Recover global incident " + id}, w.Messages())
 				st := w.State()
 				assert.Nil(t, st.ActiveIncident)
-				if tc.cfg == cfgHealth0 {
+				switch tc.cfg {
+				case cfgHealth0:
 					assert.Len(t, st.Reservations, 2, "cooldown 0 writes no reservation (never an invalid one)")
 					assert.Contains(t, w.Summary(), "admits again immediately")
-				} else {
+				case cfgHealthFull:
+					assert.Len(t, st.Reservations, 2, "no cooldown on top of full seats (divergence V5)")
+					assert.Contains(t, w.Summary(), "without a recovery cooldown: every seat")
+				default:
 					require.Len(t, st.Reservations, 3)
 					r := st.Reservations[2]
 					assert.Equal(t, "r3", r.RunnerID)
