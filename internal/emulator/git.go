@@ -288,6 +288,9 @@ func hCreateRef(c *reqCtx) *response {
 	if _, ok := r.branches[b]; ok {
 		return c.validation("Reference already exists")
 	}
+	if resp := c.ruleRefusalLocked(r, b, writeCreate); resp != nil {
+		return resp
+	}
 	if _, ok := r.commits[body.SHA]; !ok {
 		return c.validation("Object does not exist")
 	}
@@ -323,6 +326,13 @@ func hUpdateRef(c *reqCtx) *response {
 	if !body.Force && !isAncestor(r, old, body.SHA) {
 		return c.validation("Update is not a fast forward")
 	}
+	kind := writeUpdate
+	if !isAncestor(r, old, body.SHA) {
+		kind = writeForce
+	}
+	if resp := c.ruleRefusalLocked(r, b, kind); resp != nil {
+		return resp
+	}
 	r.branches[b] = body.SHA
 	return c.json(http.StatusOK, c.refJSON(r, b, body.SHA))
 }
@@ -336,6 +346,9 @@ func hDeleteRef(c *reqCtx) *response {
 	b := strings.TrimPrefix(c.params["ref"], "heads/")
 	if _, ok := r.branches[b]; !ok {
 		return c.validation("Reference does not exist")
+	}
+	if resp := c.ruleRefusalLocked(r, b, writeDelete); resp != nil {
+		return resp
 	}
 	delete(r.branches, b)
 	return &response{status: http.StatusNoContent, header: http.Header{}}

@@ -37,6 +37,14 @@ type response struct {
 	header   http.Header
 	body     []byte
 	conflict bool // 409/422 on a contents PUT
+	// ruleRefusal: a write refused by a branch rule (rules.go); counted in
+	// Metrics.RuleRefusals.
+	ruleRefusal bool
+	// headConflict: a contents write lost the branch-head race (409 "is at
+	// X but expected Y"); counted in Metrics.BranchHeadConflicts.
+	headConflict bool
+	// lagged: a contents read served by a lagging replica (Options.ReplicaLag).
+	lagged bool
 	noCharge bool // never counted against the primary limit
 }
 
@@ -69,6 +77,9 @@ type reqCtx struct {
 	route   *route
 	apiVer  string
 	authKey string // secondary-limit concurrency key (a hash, never the header)
+	// commitBase is the branch head a contents write read on arrival
+	// (Options.CommitLatency); "" when not modeled.
+	commitBase string
 }
 
 func (c *reqCtx) api(format string, a ...any) string { return c.apiBase + fmt.Sprintf(format, a...) }
@@ -148,6 +159,11 @@ func (c *reqCtx) repo(perm, level string) (*repo, *response) {
 	}
 	if c.cred.kind == credApp {
 		return nil, c.forbidden("", "")
+	}
+	if !ok {
+		if resp := c.redirectLocked(); resp != nil {
+			return nil, resp
+		}
 	}
 	if !ok || !c.cred.canSee(r) {
 		return nil, c.notFound()
@@ -240,7 +256,12 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	if r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
 	}
-	rt, params := matchRoute(r.Method, r.URL.EscapedPath(), prefixed)
+	escaped := r.URL.EscapedPath()
+	if prefixed {
+		escaped = strings.TrimPrefix(escaped, "/api/v3")
+	}
+	p, escaped, _ = e.resolveRepositoriesPath(p, escaped)
+	rt, params := matchRoute(r.Method, escaped, false)
 	routeName := "unknown"
 	if rt != nil {
 		routeName = rt.method + " " + rt.display
@@ -254,6 +275,10 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	c.reqID = e.requestIDLocked()
 	plan := e.planFaultsLocked(r.Method, p, rt)
 	e.sec.arriveLocked(key)
+	commitLatency := e.opts.CommitLatency > 0 && isContentsWrite(rt) && plan.terminal == nil
+	if commitLatency {
+		c.commitBase = e.commitBaseLocked(params, body)
+	}
 	e.mu.Unlock()
 	c.authKey = key
 	defer func() {
@@ -266,6 +291,14 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	rec := RequestRecord{ID: c.reqID, Method: r.Method, Route: routeName, Path: p, APIVersion: c.apiVer}
 	if plan.latency > 0 {
 		if err := e.clk.Sleep(r.Context(), plan.latency); err != nil {
+			e.finishRecord(&rec, nil, plan, outcomeStalled)
+			return nil, outcomeStalled
+		}
+	}
+	if commitLatency {
+		// The write builds its commit on the head it read on arrival;
+		// another commit landing meanwhile makes it lose the ref update.
+		if err := e.clk.Sleep(r.Context(), e.opts.CommitLatency); err != nil {
 			e.finishRecord(&rec, nil, plan, outcomeStalled)
 			return nil, outcomeStalled
 		}
