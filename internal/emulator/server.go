@@ -44,7 +44,7 @@ type response struct {
 	// X but expected Y"); counted in Metrics.BranchHeadConflicts.
 	headConflict bool
 	// lagged: a contents read served by a lagging replica (Options.ReplicaLag).
-	lagged bool
+	lagged   bool
 	noCharge bool // never counted against the primary limit
 }
 
