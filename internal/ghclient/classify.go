@@ -47,6 +47,8 @@ type outcome struct {
 	// ruleRefusal: a 409/422 whose message says a branch rule refused the
 	// write; invalidWrite: any other 422 (refusal.go).
 	ruleRefusal, invalidWrite bool
+	// redirectRefused: a redirect the client does not follow (redirect.go).
+	redirectRefused bool
 	// rateLimited: 429 or a rate-limit 403.
 	rateLimited bool
 	// secondary: a secondary rate limit (see isSecondary).
@@ -92,6 +94,10 @@ func classify(resp *http.Response, err error, inner bool, now time.Time) outcome
 		return outcome{kind: kindOK}
 	}
 
+	if errors.Is(err, ErrRedirectRefused) {
+		// Refused before it was sent (redirect.go): final.
+		return outcome{kind: kindOther, err: err, redirectRefused: true}
+	}
 	var credErr *credentialError
 	if errors.As(err, &credErr) {
 		return outcome{kind: kindCredential, err: credErr.err, retryable: credErr.retryable, credRetryable: credErr.retryable}

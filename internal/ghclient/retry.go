@@ -196,7 +196,11 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return e
 		}
 		if !o.retryable {
-			return c.finalError(name, rb, attempt, maybeApplied, o)
+			e := c.finalError(name, rb, attempt, maybeApplied, o)
+			if o.redirectRefused {
+				e.Code = CodeRedirectRefused
+			}
+			return e
 		}
 		now := c.clock.Now()
 		if reset, ok := o.primaryReset(now); ok && !c.mayAwaitPrimary(rb, reset, now) {

@@ -148,3 +148,35 @@ func TestOwnWriteIsNeverUndoneByALaggingRead(t *testing.T) {
 	var br *store.BranchRulesError
 	assert.False(t, errors.As(nil, &br))
 }
+
+// A renamed lock repository: the store's reads and compare-and-swap writes
+// follow GitHub's redirect to the same repository id, and refuse a
+// redirect to any other.
+func TestStoreFollowsTheRenamedLockRepository(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := f.store(t)
+	ctx := context.Background()
+	_, err := s.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(1, ""), epoch, nil))
+	require.NoError(t, err)
+	reader := f.store(t)
+	c := f.client(t) // tokens are scoped by repository, so they survive the rename
+	require.NoError(t, f.em.RenameRepo(owner, repo, "build-lock-2"))
+	res, err := s.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(2, ""), epoch, nil))
+	require.NoError(t, err)
+	assert.True(t, res.Written)
+	h := f.em.History(owner, "build-lock-2", branch, statePath)
+	require.Len(t, h, 2)
+	snap, err := reader.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, h[1].BlobSHA, snap.SHA)
+
+	c.PinRepository(owner, repo, 9999)
+	other, err := store.New(store.Options{Client: c, Owner: owner, Repo: repo, Lock: lockName, Clock: f.clock, Jitter: func() float64 { return 0 }})
+	require.NoError(t, err)
+	_, err = other.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(3, ""), epoch, nil))
+	var ge *ghclient.Error
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, ghclient.CodeRedirectRefused, ge.Code)
+	assert.Len(t, f.em.History(owner, "build-lock-2", branch, statePath), 2, "nothing written")
+}
