@@ -114,8 +114,10 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 	cfg, _ := lockstate.DecodeConfig([]byte(config))
 	// GitHub's secondary rate limits are on (internal/emulator/secondary.go):
 	// a burst that exceeds them is answered as GitHub would answer it.
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000,
-		SecondaryLimits: emulator.GitHubSecondaryLimits()})
+	// Replica lag and branch-head conflicts are on at GitHub's realistic
+	// values (issue 21; multilock.go).
+	em := emulator.New(fidelity(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000,
+		SecondaryLimits: emulator.GitHubSecondaryLimits()}))
 	em.AddOwner(simOwner, simOwnerID, true)
 	em.AddRepo(simOwner, simLockRepo, simLockID, "main")
 	w := &world{t: t, em: em, start: time.Now(), seed: seed, writerPEM: keyPEM(wk), readerPEM: keyPEM(rk),
@@ -173,6 +175,8 @@ type simJob struct {
 	runID, jobID int64
 	holderID     string
 	tap          *tap
+	// lock is the lock the job acquires; "" is the workload's lock (simLock).
+	lock string
 
 	// guarded by world.mu
 	arrived, admitted, released, died time.Time
@@ -349,7 +353,7 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		"GITHUB_STEP_SUMMARY":        filepath.Join(dir, "summary.md"),
 		lockaction.EnvAppID:          strconv.Itoa(simWriterApp),
 		lockaction.EnvAppPrivateKey:  w.writerPEM,
-		"INPUT_LOCK_NAME":            simLock,
+		"INPUT_LOCK_NAME":            j.lockName(),
 		"INPUT_RUNNER_ID":            j.runner,
 		"INPUT_GITHUB_TOKEN":         w.tokens[j.repo],
 		"INPUT_POLL_SECONDS":         strconv.Itoa(PollSeconds),
