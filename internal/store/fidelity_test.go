@@ -180,3 +180,42 @@ func TestStoreFollowsTheRenamedLockRepository(t *testing.T) {
 	assert.Equal(t, ghclient.CodeRedirectRefused, ge.Code)
 	assert.Len(t, f.em.History(owner, "build-lock-2", branch, statePath), 2, "nothing written")
 }
+
+// A Store made for a later phase of the same action (a cleanup with its own
+// budget) inherits what the main Store saw and wrote: under replica lag its
+// Update never decides on a version older than the main Store's own write,
+// so the cleanup finds the entry the main Store queued.
+func TestInheritedStoreNeverDecidesOnAnOlderReplica(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(epoch)
+	em := emulator.New(emulator.Options{Clock: clk, Seed: 5, ReplicaLag: 10 * time.Second})
+	em.AddOwner(owner, 1001, true)
+	em.AddRepo(owner, repo, 2002, "main")
+	f := &fixture{em: em, clock: clk}
+	ctx := context.Background()
+	main := f.store(t)
+	_, err := main.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), identity(1, ""), epoch, nil))
+	require.NoError(t, err)
+	id := identity(2, "")
+	res, err := main.Update(ctx, "Queue for seats", enqueue(lockstate.DefaultConfig(), id, epoch, nil))
+	require.NoError(t, err)
+	own := res.SHA
+	for i := range 30 {
+		cleanup := f.store(t)
+		cleanup.Inherit(main)
+		snap, err := cleanup.Load(ctx)
+		require.NoError(t, err)
+		require.Equal(t, own, snap.SHA, "round %d: the cleanup saw a version older than the main Store's write", i)
+		require.Equal(t, 1, lockstate.QueuePosition(snap.State, id.HolderID))
+	}
+	// Without Inherit the lag is visible (the reason for it).
+	older := 0
+	for range 30 {
+		snap, err := f.store(t).Load(ctx)
+		require.NoError(t, err)
+		if snap.SHA != own {
+			older++
+		}
+	}
+	assert.Positive(t, older, "the replica lag served older versions to a fresh Store")
+}

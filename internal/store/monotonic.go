@@ -65,6 +65,53 @@ func (s *Store) noteWrite(base, written string) {
 	s.wrote = true
 }
 
+// ownWrite returns the newest snapshot this Store wrote, nil before its
+// first write.
+func (s *Store) ownWrite() *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == nil {
+		return nil
+	}
+	c := *s.own
+	return &c
+}
+
+// Inherit gives s what from knows about the state file's history: its
+// newest snapshot, its own newest write and the versions known to be older
+// than that write. A Store made for one phase of an action (a cleanup with
+// its own budget) then never decides on a read older than what the
+// action's main Store already saw or wrote. It makes no request.
+func (s *Store) Inherit(from *Store) {
+	if from == nil || from == s {
+		return
+	}
+	from.mu.Lock()
+	last, own, wrote := from.last, from.own, from.wrote
+	order := append([]string(nil), from.olderOrder...)
+	from.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if last != nil {
+		c := *last
+		s.last = &c
+	}
+	if own != nil {
+		c := *own
+		s.own = &c
+	}
+	s.wrote = s.wrote || wrote
+	if s.older == nil {
+		s.older = map[string]struct{}{}
+	}
+	for _, sha := range order {
+		if _, ok := s.older[sha]; !ok && len(s.olderOrder) < maxKnownOlder {
+			s.older[sha] = struct{}{}
+			s.olderOrder = append(s.olderOrder, sha)
+		}
+	}
+}
+
 // hasWritten reports whether this Store's own write ever landed.
 func (s *Store) hasWritten() bool {
 	s.mu.Lock()
@@ -110,6 +157,12 @@ func (s *Store) readState(ctx context.Context) (data []byte, sha string, keep *S
 		s.countStale()
 		if prev := s.cached(); prev != nil && prev.SHA != "" && !s.superseded(prev.SHA) {
 			return nil, "", prev, nil
+		}
+		if own := s.ownWrite(); own != nil && !s.superseded(own.SHA) {
+			// The own write is newer than what the replica returned: an
+			// Update based on it either lands or loses its compare-and-swap
+			// and reads again, but never decides on the older version.
+			return nil, "", own, nil
 		}
 		if i >= maxStaleRereads {
 			return data, sha, nil, err

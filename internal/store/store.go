@@ -121,6 +121,7 @@ type Store struct {
 	olderOrder   []string
 	staleIgnored int
 	wrote        bool
+	own          *Snapshot // the newest own write (kept across forget)
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's
@@ -270,6 +271,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			snap := Snapshot{State: next, SHA: sha}
 			s.noteWrite(base.SHA, sha)
 			s.remember(snap)
+			s.rememberOwn(snap)
 			res.Snapshot, res.Written = snap, true
 			return res, nil
 		case ghclient.IsNotFound(err) && !branchCreated:
@@ -586,6 +588,12 @@ func (s *Store) remember(snap Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = &snap
+}
+
+func (s *Store) rememberOwn(snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.own = &snap
 }
 
 func (s *Store) forget() {
