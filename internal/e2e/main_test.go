@@ -211,7 +211,10 @@ func (w *firstLine) line() string {
 func startEmulator(t *testing.T, bin, lock string) *emu {
 	t.Helper()
 	keyDir := t.TempDir()
-	cmd := exec.Command(exe(bin, "buildlock"), "emulator", "--listen", "127.0.0.1:0", "--lock", lock, "--key-dir", keyDir)
+	// GitHub's replica lag and branch-head conflicts at their realistic
+	// values (docs/emulator.md).
+	cmd := exec.Command(exe(bin, "buildlock"), "emulator", "--listen", "127.0.0.1:0", "--lock", lock, "--key-dir", keyDir,
+		"--replica-lag", emulator.DefaultReplicaLag.String(), "--commit-latency", emulator.DefaultCommitLatency.String())
 	cmd.Env = minimalEnv()
 	out := &firstLine{ready: make(chan struct{})}
 	var stderr syncBuffer
