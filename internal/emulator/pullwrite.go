@@ -60,18 +60,18 @@ func hCreatePull(c *reqCtx) *response {
 	head, ok := headBranch(r, body.Head)
 	headSHA, exists := r.branches[head]
 	if !ok || !exists {
-		return c.validation("Validation Failed: head is invalid")
+		return c.validationFailed(validationError{Resource: "PullRequest", Field: "head", Code: "invalid"})
 	}
 	baseSHA, exists := r.branches[body.Base]
 	if !exists {
-		return c.validation("Validation Failed: base is invalid")
+		return c.validationFailed(validationError{Resource: "PullRequest", Field: "base", Code: "invalid"})
 	}
 	if headSHA == baseSHA || isAncestor(r, headSHA, baseSHA) {
-		return c.validation("Validation Failed: No commits between " + body.Base + " and " + head)
+		return c.validationFailed(validationError{Resource: "PullRequest", Code: "custom", Message: "No commits between " + body.Base + " and " + head})
 	}
 	for _, pr := range r.pulls {
 		if pr.State == "open" && pr.HeadRef == head && pr.BaseRef == body.Base {
-			return c.validation("Validation Failed: A pull request already exists for " + r.owner.Login + ":" + head + ".")
+			return c.validationFailed(validationError{Resource: "PullRequest", Code: "custom", Message: "A pull request already exists for " + r.owner.Login + ":" + head + "."})
 		}
 	}
 	now := c.e.now()
