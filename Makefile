@@ -9,7 +9,7 @@ include tools/versions.env
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser check workflow-lint vulncheck verify-pins
+.PHONY: all test lint bench demo build soak fuzz clean cross workflow-parser openapi check workflow-lint vulncheck verify-pins
 
 all: lint test
 
@@ -17,6 +17,7 @@ all: lint test
 ## simulation's 1,000-seed CI tier and the planted-bug proof (both without -race).
 test:
 	$(MAKE) --no-print-directory workflow-parser
+	$(MAKE) --no-print-directory openapi
 	$(GO) vet $(PKGS)
 	$(MAKE) --no-print-directory cross
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
@@ -80,6 +81,18 @@ $(WORKFLOW_PARSER)/node_modules/.package-lock.json: $(WORKFLOW_PARSER)/package.j
 	@command -v node >/dev/null && command -v npm >/dev/null || { echo "workflow-parser: needs Node.js 20+ and npm on PATH"; exit 1; }
 	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("workflow-parser: needs Node.js 20+, found " + process.version); process.exit(1) }'
 	cd $(WORKFLOW_PARSER) && npm ci --no-audit --no-fund
+
+# ---- GitHub's API description (tools/openapi) ---------------------------------
+OPENAPI := tools/openapi
+
+## openapi: install GitHub's REST API description (@octokit/openapi) and recorded real GitHub
+## interactions (@octokit/fixtures), pinned by tools/openapi/package-lock.json; the Go tests
+## (internal/emulator/openapi, the action and end-to-end tests) check every exchange against them.
+openapi: $(OPENAPI)/node_modules/.package-lock.json
+
+$(OPENAPI)/node_modules/.package-lock.json: $(OPENAPI)/package.json $(OPENAPI)/package-lock.json
+	@command -v npm >/dev/null || { echo "openapi: needs npm on PATH"; exit 1; }
+	cd $(OPENAPI) && npm ci --no-audit --no-fund --ignore-scripts
 
 ## check: the CI-equivalent local check (.devcontainer/scripts/verify.sh runs it): lint, test (which
 ## runs cross), the workflow lints and govulncheck.

@@ -334,14 +334,7 @@ func stripSpace(s string) string {
 	}, s)
 }
 
-func (c *reqCtx) repoJSON(r *repo) map[string]any {
-	return map[string]any{
-		"id": r.ID, "node_id": nodeID("Repository", r.fullName()), "name": r.Name, "full_name": r.fullName(),
-		"private": r.Private, "visibility": "private", "owner": c.ownerJSON(r.owner),
-		"html_url": c.web("/%s", r.fullName()), "url": c.api("/repos/%s", r.fullName()),
-		"default_branch": r.DefaultBranch, "fork": r.Fork, "archived": false, "disabled": false,
-	}
-}
+func (c *reqCtx) repoJSON(r *repo) map[string]any { return c.fullRepoJSON(r) }
 
 // GET /repos/{owner}/{repo} (E6, E14) — metadata:read, 404 when invisible.
 func hGetRepo(c *reqCtx) *response {

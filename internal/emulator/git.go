@@ -411,13 +411,15 @@ func hGetBranch(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "Branch not found")
 	}
 	cm := r.commits[sha]
+	// The branch's commit is the commits API's full commit object
+	// (https://docs.github.com/en/rest/branches/branches#get-a-branch).
+	protected := len(c.e.settings.rules[repoKey(r.owner.Login, r.Name)+"\x00"+b]) > 0
 	return c.json(http.StatusOK, map[string]any{
-		"name": b,
-		"commit": map[string]any{
-			"sha": sha, "node_id": nodeID("Commit", sha), "commit": c.commitJSON(r, cm),
-			"url": c.api("/repos/%s/commits/%s", r.fullName(), sha), "html_url": c.web("/%s/commit/%s", r.fullName(), sha),
-		},
-		"protected": false,
-		"_links":    map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
+		"name":           b,
+		"commit":         c.listCommitJSON(r, cm),
+		"protected":      protected,
+		"protection":     map[string]any{"enabled": protected, "required_status_checks": map[string]any{"enforcement_level": "off", "contexts": []any{}, "checks": []any{}}},
+		"protection_url": c.api("/repos/%s/branches/%s/protection", r.fullName(), b),
+		"_links":         map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
 	})
 }

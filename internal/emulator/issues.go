@@ -119,7 +119,7 @@ func hGetPull(c *reqCtx) *response {
 	is := r.issues[n]
 	full := r.fullName()
 	repoObj := c.repoJSON(r)
-	return c.json(http.StatusOK, map[string]any{
+	return c.json(http.StatusOK, c.fullPullJSON(r, pr, map[string]any{
 		"id": is.ID, "number": pr.Number, "state": pr.State, "title": pr.Title, "merged": pr.Merged,
 		"url":        c.api("/repos/%s/pulls/%d", full, n),
 		"html_url":   c.web("/%s/pull/%d", full, n),
@@ -127,7 +127,7 @@ func hGetPull(c *reqCtx) *response {
 		"base":       map[string]any{"ref": pr.BaseRef, "sha": r.branches[pr.BaseRef], "label": r.owner.Login + ":" + pr.BaseRef, "repo": repoObj},
 		"user":       map[string]any{"login": is.Author.Login, "id": is.Author.ID, "type": is.Author.Type},
 		"created_at": is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
-	})
+	}))
 }
 
 func (c *reqCtx) issueJSON(r *repo, is *issue) map[string]any {

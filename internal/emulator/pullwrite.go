@@ -15,7 +15,7 @@ func (c *reqCtx) pullJSON(r *repo, pr *PullRequest) map[string]any {
 	is := r.issues[pr.Number]
 	full := r.fullName()
 	repoObj := c.repoJSON(r)
-	return map[string]any{
+	return c.fullPullJSON(r, pr, map[string]any{
 		"id": is.ID, "number": pr.Number, "state": pr.State, "title": pr.Title, "body": nullable(is.Body), "merged": pr.Merged, "draft": false,
 		"url":        c.api("/repos/%s/pulls/%d", full, pr.Number),
 		"html_url":   c.web("/%s/pull/%d", full, pr.Number),
@@ -23,7 +23,7 @@ func (c *reqCtx) pullJSON(r *repo, pr *PullRequest) map[string]any {
 		"base":       map[string]any{"ref": pr.BaseRef, "sha": r.branches[pr.BaseRef], "label": r.owner.Login + ":" + pr.BaseRef, "repo": repoObj},
 		"user":       map[string]any{"login": is.Author.Login, "id": is.Author.ID, "type": is.Author.Type},
 		"created_at": is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
-	}
+	})
 }
 
 // headBranch accepts "branch" or "owner:branch" of this repository's owner.
