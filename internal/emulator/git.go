@@ -381,7 +381,7 @@ func (c *reqCtx) commitJSON(r *repo, cm *commit) map[string]any {
 		"tree":         map[string]any{"sha": cm.Tree, "url": c.api("/repos/%s/git/trees/%s", r.fullName(), cm.Tree)},
 		"message":      cm.Message,
 		"parents":      parents,
-		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil},
+		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil},
 	}
 }
 
