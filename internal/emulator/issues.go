@@ -145,7 +145,7 @@ func (c *reqCtx) issueJSON(r *repo, is *issue) map[string]any {
 		"user":   c.userJSON(is.Author.Login, is.Author.ID, is.Author.Type),
 		"labels": labels, "assignees": []any{}, "assignee": nil, "milestone": nil, "comments": 0, "locked": false,
 		"comments_url": c.api("/repos/%s/issues/%d/comments", full, is.Number), "events_url": c.api("/repos/%s/issues/%d/events", full, is.Number),
-		"labels_url": c.api("/repos/%s/issues/%d/labels{/name}", full, is.Number),
+		"labels_url":         c.api("/repos/%s/issues/%d/labels{/name}", full, is.Number),
 		"author_association": "NONE",
 		"created_at":         is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
 	}
