@@ -26,6 +26,10 @@ func fidelity(o emulator.Options) emulator.Options {
 	return o
 }
 
+// settle lets the replica lag pass after seeding (virtual time, inside the
+// bubble), so a workload starts on a lock whose files every replica has.
+func settle() { time.Sleep(emulator.DefaultReplicaLag + time.Second) }
+
 // lockName is the lock j acquires.
 func (j *simJob) lockName() string {
 	if j.lock == "" {
@@ -94,6 +98,8 @@ func RunMultiLock(t testing.TB, seed uint64, jobsPerLock, seats int) (*MultiLock
 			return nil, err
 		}
 	}
+	settle()
+	w.start = time.Now()
 	w.em.ResetMetrics()
 	ctx, cancel := context.WithTimeout(context.Background(), safetyLimit)
 	defer cancel()

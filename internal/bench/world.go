@@ -150,6 +150,10 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 	if _, err := em.PutFile(simOwner, simLockRepo, simBranch, simStatePath, data); err != nil {
 		return nil, err
 	}
+	// The lock has been in place for a while: no replica still serves the
+	// branches from before the seeding (replica lag is on, multilock.go).
+	settle()
+	w.start = time.Now()
 	if lat.Read > 0 {
 		em.AddFault(emulator.Fault{Kind: emulator.Latency, Latency: lat.Read})
 	}

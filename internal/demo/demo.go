@@ -196,6 +196,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	for _, j := range w.jobs {
 		j.repoID = repoIDs[j.repo]
 	}
+	settle(opts)
 	start := time.Now()
 	w.start = start
 	if !opts.Quiet {

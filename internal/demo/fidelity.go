@@ -19,3 +19,7 @@ func fidelity(o emulator.Options, opts Options) emulator.Options {
 	o.CommitLatency = time.Duration(float64(emulator.DefaultCommitLatency) * scale)
 	return o
 }
+
+// settle waits out the (compressed) replica lag after seeding, so the demo
+// starts on a lock whose files every replica has, as a lock in use has.
+func settle(opts Options) { time.Sleep(fidelity(emulator.Options{}, opts).ReplicaLag) }
