@@ -83,7 +83,7 @@ func FuzzClassifyWriteRefusal(f *testing.F) {
 		if status != 409 && status != 422 && got != RefusalInvalid {
 			t.Fatalf("status %d: %v", status, got)
 		}
-		if got != ClassifyWriteRefusal(status, strings.ToUpper(msg)) && strings.ToLower(strings.ToUpper(msg)) == strings.ToLower(msg) {
+		if got != ClassifyWriteRefusal(status, strings.ToUpper(msg)) && strings.EqualFold(strings.ToUpper(msg), msg) {
 			t.Fatalf("case-sensitive decision for %q", msg)
 		}
 	})
