@@ -225,3 +225,15 @@ func TestLinkHeadersNameTheRepositoryByID(t *testing.T) {
 	next := v.do("GET", "/repositories/10/commits?page=2&per_page=1", tok, nil)
 	assert.Equal(t, http.StatusOK, next.status, string(next.body))
 }
+
+// A ruleset's bypass list lets the listed App's installation tokens through
+// ("Restrict updates" with the writer App as the only bypass actor).
+func TestBranchRuleBypass(t *testing.T) {
+	v := newEnv(t)
+	require.NoError(t, v.e.CreateBranch(testOwner, testRepo, "lock-state", "main"))
+	require.NoError(t, v.e.SetBranchRules(testOwner, testRepo, "lock-state", []BranchRule{{Type: "update", BypassAppIDs: []int64{testAppID}}}))
+	tok := v.mint(nil)
+	assert.Equal(t, http.StatusCreated, v.put(tok, "locks/x.json", "{}", "lock-state", "").status, "the bypass App writes")
+	v.e.AddToken("plain-writer", TokenScope{Label: "w", Repos: []string{testOwner + "/" + testRepo}, Permissions: map[string]string{"contents": "write"}})
+	assert.Equal(t, http.StatusConflict, v.put("plain-writer", "locks/y.json", "{}", "lock-state", "").status, "anyone else is refused")
+}

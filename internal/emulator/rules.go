@@ -52,6 +52,9 @@ func (c *reqCtx) ruleRefusalLocked(r *repo, branch string, k writeKind, paths ..
 	rules := c.e.settings.rules[repoKey(r.owner.Login, r.Name)+"\x00"+branch]
 	var violations []string
 	for _, rule := range rules {
+		if c.bypasses(rule) {
+			continue
+		}
 		switch rule.Type {
 		case RuleProtectedBranch:
 			if k != writeCreate {
@@ -106,6 +109,20 @@ func (c *reqCtx) ruleRefusalLocked(r *repo, branch string, k writeKind, paths ..
 	resp := errorResponse(status, rulesetMessage(violations), docsContentsPut)
 	resp.ruleRefusal = true
 	return resp
+}
+
+// bypasses reports whether the request's credential is an installation of
+// an App in the rule's bypass list.
+func (c *reqCtx) bypasses(rule BranchRule) bool {
+	if c.cred == nil || c.cred.kind != credInstallation || c.cred.inst == nil {
+		return false
+	}
+	for _, id := range rule.BypassAppIDs {
+		if id == c.cred.inst.AppID {
+			return true
+		}
+	}
+	return false
 }
 
 // requiredChecksViolations names each required check as git does ("Required
