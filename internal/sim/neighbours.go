@@ -42,12 +42,18 @@ func (s *sim) seedNeighbours() {
 	}
 }
 
-// runNeighbours runs every neighbour's jobs until ctx ends.
+// neighbourJobs is how many jobs cycle on each neighbour lock.
+const neighbourJobs = 2
+
+// runNeighbours runs every neighbour's jobs through the fault window (when
+// the audited lock's jobs are busiest), or until ctx ends.
 func (s *sim) runNeighbours(ctx context.Context) {
-	done := make(chan struct{}, len(neighbourLocks)*3)
+	ctx, cancel := context.WithTimeout(ctx, s.window)
+	defer cancel()
+	done := make(chan struct{}, len(neighbourLocks)*neighbourJobs)
 	n := 0
 	for li, name := range neighbourLocks {
-		for k := range 3 {
+		for k := range neighbourJobs {
 			n++
 			go func() {
 				defer func() { done <- struct{}{} }()
@@ -82,7 +88,7 @@ func (s *sim) neighbourJob(ctx context.Context, name string, idx int) {
 		return
 	}
 	for cycle := 0; ctx.Err() == nil; cycle++ {
-		if !sleepCtx(ctx, time.Duration(30+r.IntN(240))*time.Second) {
+		if !sleepCtx(ctx, time.Duration(30+r.IntN(150))*time.Second) {
 			return
 		}
 		run := fmt.Sprintf("%d", 900000+idx*1000+cycle)
@@ -115,7 +121,7 @@ func (s *sim) neighbourJob(ctx context.Context, name string, idx int) {
 		}
 		if admitted {
 			s.event("neighbour-admitted")
-			sleepCtx(ctx, time.Duration(60+r.IntN(300))*time.Second)
+			sleepCtx(ctx, time.Duration(30+r.IntN(120))*time.Second)
 		}
 		// Release (or leave the queue); the world's end may cut it short.
 		for range 5 {
