@@ -157,8 +157,11 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 	if lat.Read > 0 {
 		em.AddFault(emulator.Fault{Kind: emulator.Latency, Latency: lat.Read})
 	}
-	if lat.Write > lat.Read {
-		em.AddFault(emulator.Fault{Method: http.MethodPut, Kind: emulator.Latency, Latency: lat.Write - lat.Read})
+	// A write's extra time is its commit (Options.CommitLatency, the window
+	// in which a concurrent commit makes it fail); only what exceeds it is
+	// added as plain latency, so a write still takes lat.Write.
+	if extra := lat.Write - lat.Read - emulator.DefaultCommitLatency; extra > 0 {
+		em.AddFault(emulator.Fault{Method: http.MethodPut, Kind: emulator.Latency, Latency: extra})
 	}
 	return w, nil
 }

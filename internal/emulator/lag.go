@@ -33,8 +33,10 @@ const DefaultReplicaLagFraction = 0.2
 // https://github.com/octokit/octokit.net/issues/2365,
 // https://github.com/integrations/terraform-provider-github/issues/2909:
 // different files, one branch). A Contents API write is a tree, a commit and
-// a ref update on GitHub's side; half a second is assumed.
-const DefaultCommitLatency = 500 * time.Millisecond
+// a ref update on GitHub's side. The bench models a write as 500 ms, of
+// which the first 250 ms is the latency of any request; the remaining 250 ms
+// is the commit window assumed here (docs/emulator.md).
+const DefaultCommitLatency = 250 * time.Millisecond
 
 // laggedCommitLocked returns the commit a lagging replica serves for a read
 // of branch whose head is head: the newest commit at least lag old, never
