@@ -44,7 +44,7 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	secondary := fs.Bool("secondary-limits", false, "enforce GitHub's secondary rate limits (100 concurrent, 900 points/min per endpoint, 80 content writes/min and 500/h per identity)")
 	replicaLag := fs.Duration("replica-lag", 0, "GitHub's replica lag: a contents read may return any version written this long ago (realistic: 10s; 0 = reads always fresh)")
 	lagFraction := fs.Float64("replica-lag-fraction", emulator.DefaultReplicaLagFraction, "share of reads a lagging replica serves, with --replica-lag")
-	commitLatency := fs.Duration("commit-latency", 0, "how long a contents write takes to commit; concurrent writes to one branch then fail with 409 \"is at X but expected Y\" (realistic: 500ms; 0 = off)")
+	commitLatency := fs.Duration("commit-latency", 0, "how long a contents write takes to commit; concurrent writes to one branch then fail with 409 \"is at X but expected Y\" (realistic: 250ms; 0 = off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
