@@ -77,25 +77,23 @@ func (s *Store) ownWrite() *Snapshot {
 	return &c
 }
 
-// Inherit gives s what from knows about the state file's history: its
-// newest snapshot, its own newest write and the versions known to be older
-// than that write. A Store made for one phase of an action (a cleanup with
-// its own budget) then never decides on a read older than what the
-// action's main Store already saw or wrote. It makes no request.
+// Inherit gives s what from knows about the state file's history: its own
+// newest write and the versions known to be older than that write. A Store
+// made for one phase of an action (a cleanup with its own budget) then never
+// decides on a read older than what the action's main Store wrote. It makes
+// no request, and it does not hand over from's cached snapshot: s's first
+// round still reads, because from's last write may have landed without an
+// answer (the crash tests' "write accepted" boundary).
 func (s *Store) Inherit(from *Store) {
 	if from == nil || from == s {
 		return
 	}
 	from.mu.Lock()
-	last, own, wrote := from.last, from.own, from.wrote
+	own, wrote := from.own, from.wrote
 	order := append([]string(nil), from.olderOrder...)
 	from.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if last != nil {
-		c := *last
-		s.last = &c
-	}
 	if own != nil {
 		c := *own
 		s.own = &c
