@@ -33,10 +33,7 @@ func (ci commitIdentity) account(c *reqCtx) any {
 	if ci.login == "" {
 		return nil
 	}
-	return map[string]any{
-		"login": ci.login, "id": ci.id, "node_id": nodeID(ci.typ, ci.login), "type": ci.typ, "site_admin": false,
-		"url": c.api("/users/%s", ci.login), "html_url": c.web("/%s", ci.login),
-	}
+	return c.userJSON(ci.login, ci.id, ci.typ)
 }
 
 // writerIdentityLocked maps a commit's writer label (the credential that made

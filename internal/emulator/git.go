@@ -288,6 +288,9 @@ func hCreateRef(c *reqCtx) *response {
 	if _, ok := r.branches[b]; ok {
 		return c.validation("Reference already exists")
 	}
+	if resp := c.ruleRefusalLocked(r, b, writeCreate); resp != nil {
+		return resp
+	}
 	if _, ok := r.commits[body.SHA]; !ok {
 		return c.validation("Object does not exist")
 	}
@@ -323,6 +326,13 @@ func hUpdateRef(c *reqCtx) *response {
 	if !body.Force && !isAncestor(r, old, body.SHA) {
 		return c.validation("Update is not a fast forward")
 	}
+	kind := writeUpdate
+	if !isAncestor(r, old, body.SHA) {
+		kind = writeForce
+	}
+	if resp := c.ruleRefusalLocked(r, b, kind); resp != nil {
+		return resp
+	}
 	r.branches[b] = body.SHA
 	return c.json(http.StatusOK, c.refJSON(r, b, body.SHA))
 }
@@ -336,6 +346,9 @@ func hDeleteRef(c *reqCtx) *response {
 	b := strings.TrimPrefix(c.params["ref"], "heads/")
 	if _, ok := r.branches[b]; !ok {
 		return c.validation("Reference does not exist")
+	}
+	if resp := c.ruleRefusalLocked(r, b, writeDelete); resp != nil {
+		return resp
 	}
 	delete(r.branches, b)
 	return &response{status: http.StatusNoContent, header: http.Header{}}
@@ -368,7 +381,7 @@ func (c *reqCtx) commitJSON(r *repo, cm *commit) map[string]any {
 		"tree":         map[string]any{"sha": cm.Tree, "url": c.api("/repos/%s/git/trees/%s", r.fullName(), cm.Tree)},
 		"message":      cm.Message,
 		"parents":      parents,
-		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil},
+		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil},
 	}
 }
 
@@ -398,13 +411,15 @@ func hGetBranch(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "Branch not found")
 	}
 	cm := r.commits[sha]
+	// The branch's commit is the commits API's full commit object
+	// (https://docs.github.com/en/rest/branches/branches#get-a-branch).
+	protected := len(c.e.settings.rules[repoKey(r.owner.Login, r.Name)+"\x00"+b]) > 0
 	return c.json(http.StatusOK, map[string]any{
-		"name": b,
-		"commit": map[string]any{
-			"sha": sha, "node_id": nodeID("Commit", sha), "commit": c.commitJSON(r, cm),
-			"url": c.api("/repos/%s/commits/%s", r.fullName(), sha), "html_url": c.web("/%s/commit/%s", r.fullName(), sha),
-		},
-		"protected": false,
-		"_links":    map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
+		"name":           b,
+		"commit":         c.listCommitJSON(r, cm),
+		"protected":      protected,
+		"protection":     map[string]any{"enabled": protected, "required_status_checks": map[string]any{"enforcement_level": "off", "contexts": []any{}, "checks": []any{}}},
+		"protection_url": c.api("/repos/%s/branches/%s/protection", r.fullName(), b),
+		"_links":         map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
 	})
 }

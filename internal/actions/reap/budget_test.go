@@ -354,7 +354,7 @@ func TestReapRefusedCheckpointIsNotAFailure(t *testing.T) {
 		w.SeedState(s)
 		var mu sync.Mutex
 		puts := 0
-		tr := &hookTransport{next: w.Em.Transport(), match: func(r *http.Request) bool {
+		tr := &hookTransport{next: w.API, match: func(r *http.Request) bool {
 			if !isStatePut(r) {
 				return false
 			}

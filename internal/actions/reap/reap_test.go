@@ -39,7 +39,7 @@ const (
 
 func deps(w *reaptest.World, tr http.RoundTripper) reap.Deps {
 	if tr == nil {
-		tr = w.Em.Transport()
+		tr = w.API
 	}
 	return reap.Deps{Getenv: w.Getenv, Stdout: w.Stdout, Transport: tr, NewID: w.NewID, Jitter: func() float64 { return 0.5 }}
 }
@@ -329,7 +329,7 @@ func TestReapConflictReappliesOnlyProvenChanges(t *testing.T) {
 			s.Holders = []lockstate.Holder{dead}
 			w.SeedState(s)
 			newcomer := entry(game, run(w, game, "queued", ""), "r9", 0, now)
-			tr := &hookTransport{next: w.Em.Transport(), match: isStatePut, before: func() {
+			tr := &hookTransport{next: w.API, match: isStatePut, before: func() {
 				c := s.Clone()
 				c.Queue = append(c.Queue, newcomer)
 				w.SeedState(c)
@@ -354,7 +354,7 @@ func TestReapConflictReappliesOnlyProvenChanges(t *testing.T) {
 			w.SeedState(s)
 			fresh := old
 			fresh.RunAttempt, fresh.AcquiredAt, fresh.QueuedAt = "2", lockstate.FormatTime(now), lockstate.FormatTime(now)
-			tr := &hookTransport{next: w.Em.Transport(), match: isStatePut, before: func() {
+			tr := &hookTransport{next: w.API, match: isStatePut, before: func() {
 				c := s.Clone()
 				c.Holders = []lockstate.Holder{fresh}
 				w.SeedState(c)
