@@ -82,7 +82,7 @@ func reportRefusal(a *actionio.IO, err error) {
 	a.ErrorCode(code, msg)
 	title := "Refused"
 	if code != "" {
-		title += ": `" + lockview.EscapeMarkdown(code) + "`"
+		title += ": " + lockview.CodeSpan(code)
 	}
 	_ = a.Summary("### " + title + "\n\n" + lockview.EscapeMarkdown(msg) + "\n")
 }

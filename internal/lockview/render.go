@@ -390,6 +390,12 @@ func cell(s string) string {
 	return EscapeMarkdown(s)
 }
 
+// CodeSpan renders untrusted text as one inline code span: backslash
+// escapes are not processed inside a code span, so the text is kept as
+// written, a backtick becomes ', a | is escaped for table cells, control
+// characters become spaces and the length is bounded as EscapeMarkdown's.
+func CodeSpan(s string) string { return "`" + code(s) + "`" }
+
 func codeCell(s string) string {
 	if s == "" {
 		return "—"

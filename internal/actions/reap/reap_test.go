@@ -615,6 +615,26 @@ func TestReapMainExitCodes(t *testing.T) {
 	})
 }
 
+// TestReapFailureCodeIsTheErrorTitle: a reaper failure carries its REAP_
+// code in the ::error title, as every refusal of the suite does, and in
+// the summary's heading.
+func TestReapFailureCodeIsTheErrorTitle(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := reaptest.New(t, cfgLifecycle)
+		now := time.Now()
+		s := state(4)
+		s.Queue = []lockstate.Entry{entry(game, run(w, game, "completed", "cancelled"), "r2", 0, now)}
+		w.SeedState(s)
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/game/actions/runs/", Kind: emulator.Stall})
+		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), deps(w, nil), nil))
+		out := w.Stdout.String()
+		assert.Contains(t, out, "::error title="+reap.CodeDeadlineElapsed+"::")
+		assert.NotContains(t, out, "::error::")
+		assert.Contains(t, w.Summary(), "Refused: `"+reap.CodeDeadlineElapsed+"`")
+	})
+}
+
 // TestReapCancelled stops without writing when the runner cancels.
 func TestReapCancelled(t *testing.T) {
 	t.Parallel()
