@@ -98,15 +98,37 @@ func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
 			})
 		})
 	}
-	t.Run("a job that never held a seat reads nothing more", func(t *testing.T) {
+	t.Run("another job releasing the holder id after a stale read still releases", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			w.SeedState(emptyState())
+			j := w.NewJob("build", "runner-1")
+			require.NoError(t, run(context.Background(), j))
+			held := w.State().Holders
+			require.Len(t, held, 1)
+			// The hosted fallback release of a crashed licensed job: no
+			// admission marker of its own, the holder id given explicitly.
+			k := w.NewJob("release-fallback", "")
+			k.Env["GITHUB_RUN_ID"] = j.Env["GITHUB_RUN_ID"]
+			k.Input("holder-id", held[0].HolderID)
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, Count: 1})
+			require.NoError(t, releaseRun(context.Background(), k))
+			assert.Equal(t, "true", k.Outputs()["released"])
+			assert.Empty(t, w.State().Holders, "the seat is free again")
+			assert.Contains(t, k.Out.String(), "stale")
+		})
+	})
+	t.Run("a no-op release is confirmed at the branch head", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
 			w.SeedState(emptyState())
 			j := w.NewJob("build", "runner-1")
 			require.NoError(t, releaseRun(context.Background(), j))
 			assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
-			assert.Equal(t, int64(1), w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
-				"only the branch check: without this job's admission marker there is no head read")
+			assert.Equal(t, int64(2), w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
+				"the branch check and the head read")
+			assert.Contains(t, j.Out.String(), "Confirmed at the branch head")
+			assert.Zero(t, w.Puts())
 		})
 	})
 }

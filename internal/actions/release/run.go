@@ -217,14 +217,19 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		return res, final, err
 	}
 	if !res.Written && !final.Released && !final.QueueCleaned {
-		// This job's acquire may have been admitted although the read shows
-		// nothing to release: a lagging replica can serve an older version.
+		// The holder id may be held although the read shows nothing to
+		// release: a lagging replica can serve an older version. Every such
+		// conclusion is confirmed at the branch head, with this job's
+		// admission marker or without it (another job releasing the id).
 		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.d.Getenv, r.s.target, r.s.holderID)
+		if ferr == nil && !fc.Checked {
+			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.target, r.s.holderID)
+		}
 		switch {
 		case ferr != nil:
 			return res, final, ferr
 		case fc.Found:
-			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show this job's entry); releasing from the state at the branch head, commit %s.", r.s.target.Lock, shortSHA(fc.Commit)))
+			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show %s); releasing from the state at the branch head, commit %s.", r.s.target.Lock, r.s.holderID, shortSHA(fc.Commit)))
 			if res, err = update(); err != nil {
 				return res, final, err
 			}
