@@ -65,11 +65,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 
 	"github.com/google/go-github/v66/github"
 

@@ -20,6 +20,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 const (
@@ -191,7 +192,7 @@ func TestReapsEveryCrashedHolderInOneRun(t *testing.T) {
 			"no recorded numeric job id",
 			"quarantined as res-",
 		} {
-			assert.Contains(t, sum, want)
+			assert.Contains(t, sum, markdown.Text(want))
 		}
 		assertNoSecrets(t, w, err)
 	})
@@ -261,7 +262,7 @@ func TestReapScanDeadlineChangesNothingUnverified(t *testing.T) {
 		sum := w.Summary()
 		assert.Contains(t, sum, "status-scan deadline elapsed: 3 entries were not verified")
 		assert.Contains(t, sum, "scan deadline elapsed during the status read")
-		assert.Contains(t, sum, "REAP_DEADLINE_ELAPSED")
+		assert.Contains(t, sum, markdown.Text("REAP_DEADLINE_ELAPSED"))
 	})
 }
 
@@ -439,7 +440,7 @@ func TestReapAutoRecoversQuarantinesAtSchema5(t *testing.T) {
 			assert.Equal(t, lockstate.ReservationQuarantine, byID["q-active"].State)
 			sum := w.Summary()
 			assert.Contains(t, sum, "younger than the 4h0m0s auto-recovery grace")
-			assert.Contains(t, sum, "live: owning run is in_progress")
+			assert.Contains(t, sum, markdown.Text("live: owning run is in_progress"))
 		})
 	})
 	t.Run("cooldown 0 frees the slot", func(t *testing.T) {
