@@ -13,6 +13,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -213,5 +214,26 @@ func TestUnreadableConfigRefreshCapsCapacity(t *testing.T) {
 		w.Em.RemoveFault(id)
 		require.NoError(t, <-done, "admitted once the config reads again")
 		assert.Len(t, w.State().Holders, 2)
+	})
+}
+
+// TestTimeoutWithAnUndecidedAdmissionIsAdmissionUnknown: the admission
+// write is still without an answer when timeout-minutes runs out and no
+// read decides it afterwards, so the retraction cannot run either: the
+// outcome is admission-unknown (as docs/actions.md says), not timeout, and
+// the release step, given the holder id, removes the admission if it landed.
+func TestTimeoutWithAnUndecidedAdmissionIsAdmissionUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.Stall})
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.ServerError, Status: 502, Skip: 1})
+		j := w.NewJob("build", "runner-1").Input("timeout-minutes", "1")
+		err := run(context.Background(), j)
+		require.Error(t, err)
+		assert.Equal(t, "admission-unknown", lockaction.ReasonCode(err), "%v", err)
+		assert.Equal(t, "admission-unknown", j.Outputs()["admission-result"])
+		assert.Equal(t, "false", j.Outputs()["acquired"])
+		assert.Equal(t, j.HolderID(), j.Outputs()["holder-id"])
 	})
 }
