@@ -71,6 +71,17 @@ func (e *Emulator) writerIdentityLocked(label string) (author, committer commitI
 			}
 		}
 	}
+	if login, ok := strings.CutPrefix(label, "push:"); ok {
+		// An unsigned push linked to login by its email (PushFileAs).
+		id := int64(2)
+		for _, a := range e.apps {
+			if a.Slug+"[bot]" == login {
+				id = 100000000 + a.ID
+			}
+		}
+		who := bot(login, id)
+		return who, who, false
+	}
 	seed := commitIdentity{login: SeedAuthorLogin, id: 1, typ: "User", name: "Emulator Seed", email: "seed@emulator.invalid"}
 	return seed, seed, false
 }

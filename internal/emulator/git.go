@@ -153,6 +153,26 @@ func (e *Emulator) PutFile(ownerLogin, repoName, branch, path string, content []
 	return sha, nil
 }
 
+// PushFileAs writes content at path on branch as an unsigned git push whose
+// author and committer email is login's (an App bot's noreply address
+// included), which GitHub links to that account: the commit lists login as
+// its author, with verification "unsigned". It stands for anyone with push
+// access borrowing a writer App's address; like PutFile it bypasses auth,
+// rate limits and faults, and returns the blob sha.
+func (e *Emulator) PushFileAs(ownerLogin, repoName, branch, path string, content []byte, login string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, err := e.repoLocked(ownerLogin, repoName)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := r.branches[branch]; !ok {
+		return "", fmt.Errorf("emulator: branch %q not found in %s", branch, r.fullName())
+	}
+	_, sha := e.writeFileLocked(r, branch, strings.Trim(path, "/"), content, "Update "+path, "push:"+login)
+	return sha, nil
+}
+
 // DeleteFile removes path from branch as a new commit (seed write).
 func (e *Emulator) DeleteFile(ownerLogin, repoName, branch, path string) error {
 	e.mu.Lock()
