@@ -9,17 +9,18 @@ include tools/versions.env
 LDFLAGS   := -s -w -buildid=
 SEEDS     ?= 10000
 
-.PHONY: all test lint bench demo build soak fuzz clean cross act workflow-parser check workflow-lint vulncheck verify-pins
+.PHONY: all test lint bench demo build soak fuzz clean cross act workflow-parser openapi check workflow-lint vulncheck verify-pins
 
 all: lint test
 
-## test: GitHub's parser on every workflow; make cross (compile every package for the six
+## test: GitHub's parser on every workflow; GitHub's API description (make openapi); make cross (compile every package for the six
 ## targets and vet them, which covers go vet of the host); act for the act harness; the whole
 ## suite with the race detector, shuffled, uncached (the release path and the release workflow
 ## under act included); then the simulation's 1,000-seed CI tier and the planted-bug proof
 ## (both without -race).
 test:
 	$(MAKE) --no-print-directory workflow-parser
+	$(MAKE) --no-print-directory openapi
 	$(MAKE) --no-print-directory cross
 	$(MAKE) --no-print-directory act
 	BUILD_LOCK_ACT=$(ACT_BIN) $(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
@@ -35,11 +36,13 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
 ## bench: the named workloads (idle, burst, steady, crash, wait-1h) in virtual time through the
-## real actions, then the demo row and the queue-size scale table (counts and ratios, not timings),
+## real actions (GitHub's replica lag and branch-head conflicts on), the four-locks burst (4 locks
+## on one lock-state branch bursting together: failed jobs, conflicts per admission), then the demo row and the queue-size scale table (counts and ratios, not timings),
 ## then `buildlock history verify` of 1,000 and 10,000 commits (requests and wall time).
 ## BENCH_JSON=1 prints JSON instead; BENCH_OUT=file also writes the workload JSON to file.
 bench:
 	BENCH_JSON=$(BENCH_JSON) BENCH_OUT=$(BENCH_OUT) $(GO) test -count=1 -timeout 10m -run '^TestWorkloads$$' -v ./internal/bench
+	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestMultiLockBurst$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
 	$(GO) run ./cmd/buildlock bench $(if $(filter 1,$(BENCH_JSON)),--json)
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestHistoryVerifyScale$$' -v ./internal/bench | grep -v -e '^=== '
 
@@ -86,6 +89,18 @@ $(WORKFLOW_PARSER)/node_modules/.package-lock.json: $(WORKFLOW_PARSER)/package.j
 	@command -v node >/dev/null && command -v npm >/dev/null || { echo "workflow-parser: needs Node.js 20+ and npm on PATH"; exit 1; }
 	@node -e 'if (+process.versions.node.split(".")[0] < 20) { console.error("workflow-parser: needs Node.js 20+, found " + process.version); process.exit(1) }'
 	cd $(WORKFLOW_PARSER) && npm ci --no-audit --no-fund
+
+# ---- GitHub's API description (tools/openapi) ---------------------------------
+OPENAPI := tools/openapi
+
+## openapi: install GitHub's REST API description (@octokit/openapi) and recorded real GitHub
+## interactions (@octokit/fixtures), pinned by tools/openapi/package-lock.json; the Go tests
+## (internal/emulator/openapi, the action and end-to-end tests) check every exchange against them.
+openapi: $(OPENAPI)/node_modules/.package-lock.json
+
+$(OPENAPI)/node_modules/.package-lock.json: $(OPENAPI)/package.json $(OPENAPI)/package-lock.json
+	@command -v npm >/dev/null || { echo "openapi: needs npm on PATH"; exit 1; }
+	cd $(OPENAPI) && npm ci --no-audit --no-fund --ignore-scripts
 
 ## check: the CI-equivalent local check (.devcontainer/scripts/verify.sh runs it): lint, test (which
 ## runs cross), the workflow lints and govulncheck.

@@ -42,8 +42,14 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	maxHolders := fs.Int("max-holders", 1, "maxHolders for --lock")
 	serverURL := fs.String("server-url", "", "web origin used in html_url fields (default: derived from the request)")
 	secondary := fs.Bool("secondary-limits", false, "enforce GitHub's secondary rate limits (100 concurrent, 900 points/min per endpoint, 80 content writes/min and 500/h per identity)")
+	replicaLag := fs.Duration("replica-lag", 0, "GitHub's replica lag: a contents read may return any version written this long ago (realistic: 10s; 0 = reads always fresh)")
+	lagFraction := fs.Float64("replica-lag-fraction", emulator.DefaultReplicaLagFraction, "share of reads a lagging replica serves, with --replica-lag")
+	commitLatency := fs.Duration("commit-latency", 0, "how long a contents write takes to commit; concurrent writes to one branch then fail with 409 \"is at X but expected Y\" (realistic: 250ms; 0 = off)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *replicaLag < 0 || *commitLatency < 0 || *lagFraction < 0 || *lagFraction > 1 {
+		return errors.New("emulator: --replica-lag and --commit-latency must not be negative, --replica-lag-fraction must be within [0, 1]")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("emulator: unexpected arguments %q", fs.Args())
@@ -73,7 +79,7 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("emulator: write key: %w", err)
 	}
 
-	opts := emulator.Options{ServerURL: *serverURL}
+	opts := emulator.Options{ServerURL: *serverURL, ReplicaLag: *replicaLag, ReplicaLagFraction: *lagFraction, CommitLatency: *commitLatency}
 	if *secondary {
 		opts.SecondaryLimits = emulator.GitHubSecondaryLimits()
 	}

@@ -40,8 +40,9 @@ func TestReadmeLayoutListsEveryDirectory(t *testing.T) {
 		}
 		return false
 	}
-	// .cache holds tools make installs (make act), ignored by git like bin and dist.
-	skip := map[string]bool{".git": true, "node_modules": true, "testdata": true, "bin": true, "dist": true, ".cache": true}
+	// .cache holds tools make installs (make act) and _artifacts what go test
+	// -artifacts keeps (make sim-ci), ignored by git like bin and dist.
+	skip := map[string]bool{".git": true, "node_modules": true, "testdata": true, "bin": true, "dist": true, ".cache": true, "_artifacts": true}
 	var missing []string
 	err = filepath.WalkDir(repoRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || p == repoRoot {

@@ -114,8 +114,10 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 	cfg, _ := lockstate.DecodeConfig([]byte(config))
 	// GitHub's secondary rate limits are on (internal/emulator/secondary.go):
 	// a burst that exceeds them is answered as GitHub would answer it.
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000,
-		SecondaryLimits: emulator.GitHubSecondaryLimits()})
+	// Replica lag and branch-head conflicts are on at GitHub's realistic
+	// values (issue 21; multilock.go).
+	em := emulator.New(fidelity(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: simServerURL, LogLimit: 5_000_000,
+		SecondaryLimits: emulator.GitHubSecondaryLimits()}))
 	em.AddOwner(simOwner, simOwnerID, true)
 	em.AddRepo(simOwner, simLockRepo, simLockID, "main")
 	w := &world{t: t, em: em, start: time.Now(), seed: seed, writerPEM: keyPEM(wk), readerPEM: keyPEM(rk),
@@ -148,11 +150,18 @@ func newWorld(t testing.TB, seed uint64, config string, lat Latency) (*world, er
 	if _, err := em.PutFile(simOwner, simLockRepo, simBranch, simStatePath, data); err != nil {
 		return nil, err
 	}
+	// The lock has been in place for a while: no replica still serves the
+	// branches from before the seeding (replica lag is on, multilock.go).
+	settle()
+	w.start = time.Now()
 	if lat.Read > 0 {
 		em.AddFault(emulator.Fault{Kind: emulator.Latency, Latency: lat.Read})
 	}
-	if lat.Write > lat.Read {
-		em.AddFault(emulator.Fault{Method: http.MethodPut, Kind: emulator.Latency, Latency: lat.Write - lat.Read})
+	// A write's extra time is its commit (Options.CommitLatency, the window
+	// in which a concurrent commit makes it fail); only what exceeds it is
+	// added as plain latency, so a write still takes lat.Write.
+	if extra := lat.Write - lat.Read - emulator.DefaultCommitLatency; extra > 0 {
+		em.AddFault(emulator.Fault{Method: http.MethodPut, Kind: emulator.Latency, Latency: extra})
 	}
 	return w, nil
 }
@@ -173,6 +182,8 @@ type simJob struct {
 	runID, jobID int64
 	holderID     string
 	tap          *tap
+	// lock is the lock the job acquires; "" is the workload's lock (simLock).
+	lock string
 
 	// guarded by world.mu
 	arrived, admitted, released, died time.Time
@@ -349,7 +360,7 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		"GITHUB_STEP_SUMMARY":        filepath.Join(dir, "summary.md"),
 		lockaction.EnvAppID:          strconv.Itoa(simWriterApp),
 		lockaction.EnvAppPrivateKey:  w.writerPEM,
-		"INPUT_LOCK_NAME":            simLock,
+		"INPUT_LOCK_NAME":            j.lockName(),
 		"INPUT_RUNNER_ID":            j.runner,
 		"INPUT_GITHUB_TOKEN":         w.tokens[j.repo],
 		"INPUT_POLL_SECONDS":         strconv.Itoa(PollSeconds),

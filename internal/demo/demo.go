@@ -138,7 +138,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	// GitHub's secondary rate limits are enforced, as in make bench and
 	// the simulation: the demo shows the suite inside them (the summary's
 	// secondary-limit answers must be 0).
-	em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(opts.Seed), SecondaryLimits: emulator.GitHubSecondaryLimits()})
+	// GitHub's replica lag and branch-head conflicts are on too, compressed
+	// like the demo's time (fidelity.go).
+	em := emulator.New(fidelity(emulator.Options{Clock: clock.Real{}, Seed: int64(opts.Seed), SecondaryLimits: emulator.GitHubSecondaryLimits()}, opts))
 	em.AddOwner(owner, ownerID, true)
 	em.AddRepo(owner, lockRep, lockID, "main")
 	if err := seedLock(em, opts.MaxHolders); err != nil {
@@ -194,6 +196,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (*Summary, error) {
 	for _, j := range w.jobs {
 		j.repoID = repoIDs[j.repo]
 	}
+	settle(opts)
 	start := time.Now()
 	w.start = start
 	if !opts.Quiet {

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -28,6 +30,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator/openapi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -211,7 +214,10 @@ func (w *firstLine) line() string {
 func startEmulator(t *testing.T, bin, lock string) *emu {
 	t.Helper()
 	keyDir := t.TempDir()
-	cmd := exec.Command(exe(bin, "buildlock"), "emulator", "--listen", "127.0.0.1:0", "--lock", lock, "--key-dir", keyDir)
+	// GitHub's replica lag and branch-head conflicts at their realistic
+	// values (docs/emulator.md).
+	cmd := exec.Command(exe(bin, "buildlock"), "emulator", "--listen", "127.0.0.1:0", "--lock", lock, "--key-dir", keyDir,
+		"--replica-lag", emulator.DefaultReplicaLag.String(), "--commit-latency", emulator.DefaultCommitLatency.String())
 	cmd.Env = minimalEnv()
 	out := &firstLine{ready: make(chan struct{})}
 	var stderr syncBuffer
@@ -238,6 +244,15 @@ func startEmulator(t *testing.T, bin, lock string) *emu {
 	}
 	e := &emu{t: t}
 	require.NoError(t, json.Unmarshal([]byte(out.line()), &e.info), "emulator info line %q", out.line())
+	// Every exchange of the real binaries passes a proxy that checks it
+	// against GitHub's API description (internal/emulator/openapi).
+	target, err := url.Parse(e.info.APIURL)
+	require.NoError(t, err)
+	checked, rec := openapi.AttachHandler(t, httputil.NewSingleHostReverseProxy(target))
+	proxy := httptest.NewServer(checked)
+	t.Cleanup(proxy.Close)
+	t.Cleanup(func() { t.Logf("OpenAPI check: %d exchanges", rec.Exchanges()) })
+	e.info.APIURL = proxy.URL
 	require.False(t, e.info.APIURL == "" || e.info.AdminURL == "" || e.info.PrivateKeyPath == "", "incomplete emulator info %+v", e.info)
 	key, err := os.ReadFile(e.info.PrivateKeyPath)
 	require.NoError(t, err)

@@ -233,10 +233,45 @@ func (c *reqCtx) runJSON(r *repo, run Run) map[string]any {
 		"jobs_url":   c.api("/repos/%s/actions/runs/%d/jobs", full, run.ID),
 		"created_at": run.CreatedAt.UTC().Format(time.RFC3339), "updated_at": run.UpdatedAt.UTC().Format(time.RFC3339),
 		"run_started_at":   timeOrNull(run.StartedAt),
-		"actor":            map[string]any{"login": run.Actor, "type": "User"},
-		"triggering_actor": map[string]any{"login": run.Actor, "type": "User"},
-		"repository":       map[string]any{"id": r.ID, "name": r.Name, "full_name": full},
+		"actor":            c.actorJSON(run.Actor),
+		"triggering_actor": c.actorJSON(run.Actor),
+		"repository":       c.fullRepoJSON(r),
+		"head_repository":  c.fullRepoJSON(r),
+		"head_commit":      c.headCommitJSON(r, run),
+		"pull_requests":    []any{},
+		"artifacts_url":    c.api("/repos/%s/actions/runs/%d/artifacts", full, run.ID),
+		"cancel_url":       c.api("/repos/%s/actions/runs/%d/cancel", full, run.ID),
+		"check_suite_url":  c.api("/repos/%s/check-suites/%d", full, run.ID),
+		"logs_url":         c.api("/repos/%s/actions/runs/%d/logs", full, run.ID),
+		"rerun_url":        c.api("/repos/%s/actions/runs/%d/rerun", full, run.ID),
+		"workflow_url":     c.api("/repos/%s/actions/workflows/%d", full, r.workflows[run.Workflow]),
 	}
+}
+
+// actorJSON is the user who triggered a run (a login only is recorded; the
+// id is derived from it so it is stable).
+func (c *reqCtx) actorJSON(login string) map[string]any {
+	if login == "" {
+		login = "octocat"
+	}
+	var id int64 = 1000
+	for _, ch := range login {
+		id = id*31 + int64(ch)
+		id %= 1 << 40
+	}
+	return c.userJSON(login, id, "User")
+}
+
+// headCommitJSON is a run's head commit (the commit object when the head
+// SHA is a commit of the repository, else its SHA with the run's time).
+func (c *reqCtx) headCommitJSON(r *repo, run Run) map[string]any {
+	ts := run.CreatedAt.UTC().Format(time.RFC3339)
+	msg, tree := "", ""
+	if cm, ok := r.commits[run.HeadSHA]; ok {
+		msg, tree, ts = cm.Message, cm.Tree, cm.Time.UTC().Format(time.RFC3339)
+	}
+	person := map[string]any{"name": run.Actor, "email": run.Actor + "@users.noreply.github.com"}
+	return map[string]any{"id": run.HeadSHA, "tree_id": tree, "message": msg, "timestamp": ts, "author": person, "committer": person}
 }
 
 func (c *reqCtx) jobJSON(r *repo, j *jobEntry) map[string]any {
@@ -259,7 +294,9 @@ func (c *reqCtx) jobJSON(r *repo, j *jobEntry) map[string]any {
 		"url":      c.api("/repos/%s/actions/jobs/%d", full, j.ID),
 		"html_url": c.web("/%s/actions/runs/%d/job/%d", full, j.runID, j.ID),
 		"run_url":  c.api("/repos/%s/actions/runs/%d", full, j.runID),
-		"status":   j.Status, "conclusion": nullable(j.Conclusion), "name": j.Name,
+		// A job is a check run: https://docs.github.com/en/rest/actions/workflow-jobs
+		"check_run_url": c.api("/repos/%s/check-runs/%d", full, j.ID),
+		"status":        j.Status, "conclusion": nullable(j.Conclusion), "name": j.Name,
 		"created_at": timeOrNull(j.StartedAt), "started_at": timeOrNull(j.StartedAt), "completed_at": timeOrNull(j.CompletedAt),
 		"steps": []any{}, "labels": labels, "runner_id": runnerID, "runner_name": nullable(j.RunnerName),
 		"runner_group_id": groupID, "runner_group_name": nullable(j.RunnerGroupName),

@@ -148,6 +148,35 @@ func (e *Emulator) admin(r *http.Request, p string) *response {
 		out := map[string]any{"id": rp.ID, "full_name": rp.fullName(), "default_branch": rp.DefaultBranch}
 		e.mu.Unlock()
 		return adminJSON(http.StatusCreated, out)
+	case "POST /rules":
+		// Install (or, with "rules": [], remove) the rules on a branch; the
+		// branch's writes then answer as GitHub does (rules.go).
+		var in struct {
+			Owner  string       `json:"owner"`
+			Repo   string       `json:"repo"`
+			Branch string       `json:"branch"`
+			Rules  []BranchRule `json:"rules"`
+		}
+		if err := dec(&in); err != nil || in.Owner == "" || in.Repo == "" || in.Branch == "" {
+			return adminErr(http.StatusBadRequest, "owner, repo and branch are required")
+		}
+		if err := e.SetBranchRules(in.Owner, in.Repo, in.Branch, in.Rules); err != nil {
+			return bad(err)
+		}
+		return adminJSON(http.StatusOK, map[string]any{"branch": in.Branch, "rules": len(in.Rules)})
+	case "POST /renames":
+		var in struct {
+			Owner string `json:"owner"`
+			Repo  string `json:"repo"`
+			To    string `json:"to"`
+		}
+		if err := dec(&in); err != nil || in.Owner == "" || in.Repo == "" || in.To == "" {
+			return adminErr(http.StatusBadRequest, "owner, repo and to are required")
+		}
+		if err := e.RenameRepo(in.Owner, in.Repo, in.To); err != nil {
+			return bad(err)
+		}
+		return adminJSON(http.StatusOK, map[string]any{"full_name": in.Owner + "/" + in.To})
 	case "POST /branches":
 		var in struct{ Owner, Repo, Branch, From string }
 		if err := dec(&in); err != nil {

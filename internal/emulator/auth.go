@@ -251,8 +251,7 @@ func (c *reqCtx) ownerJSON(o *owner) map[string]any {
 	if o.Org {
 		typ = "Organization"
 	}
-	return map[string]any{"login": o.Login, "id": o.ID, "node_id": nodeID(typ, o.Login), "type": typ,
-		"url": c.api("/users/%s", o.Login), "html_url": c.web("/%s", o.Login), "site_admin": false}
+	return c.userJSON(o.Login, o.ID, typ)
 }
 
 func (c *reqCtx) installationJSON(in *installation) map[string]any {

@@ -33,10 +33,7 @@ func (ci commitIdentity) account(c *reqCtx) any {
 	if ci.login == "" {
 		return nil
 	}
-	return map[string]any{
-		"login": ci.login, "id": ci.id, "node_id": nodeID(ci.typ, ci.login), "type": ci.typ, "site_admin": false,
-		"url": c.api("/users/%s", ci.login), "html_url": c.web("/%s", ci.login),
-	}
+	return c.userJSON(ci.login, ci.id, ci.typ)
 }
 
 // writerIdentityLocked maps a commit's writer label (the credential that made
@@ -73,6 +70,17 @@ func (e *Emulator) writerIdentityLocked(label string) (author, committer commitI
 				return bot(cr.botLogin, cr.botID), webFlow, true
 			}
 		}
+	}
+	if login, ok := strings.CutPrefix(label, "push:"); ok {
+		// An unsigned push linked to login by its email (PushFileAs).
+		id := int64(2)
+		for _, a := range e.apps {
+			if a.Slug+"[bot]" == login {
+				id = 100000000 + a.ID
+			}
+		}
+		who := bot(login, id)
+		return who, who, false
 	}
 	seed := commitIdentity{login: SeedAuthorLogin, id: 1, typ: "User", name: "Emulator Seed", email: "seed@emulator.invalid"}
 	return seed, seed, false

@@ -103,7 +103,14 @@ func hGetContents(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "No commit found for the ref %s", ref)
 	}
 	p := strings.Trim(c.params["path"], "/")
+	lagged := false
+	if c.stale == 0 {
+		if head, isBranch := r.branches[refName]; isBranch && head == cm.SHA {
+			cm, lagged = c.e.laggedCommitLocked(r, cm)
+		}
+	}
 	sha, exists := cm.Files[p]
+	lagged = lagged && sha != r.commits[r.branches[refName]].Files[p]
 	if c.stale > 0 {
 		if head, isBranch := r.branches[refName]; isBranch {
 			if vs := historyLocked(r, head, p); len(vs) > 0 {
@@ -113,7 +120,9 @@ func hGetContents(c *reqCtx) *response {
 		}
 	}
 	if !exists {
-		return c.listDir(r, cm, p, refName)
+		resp := c.listDir(r, cm, p, refName)
+		resp.lagged = lagged
+		return resp
 	}
 	content := r.blobs[sha]
 	if len(content) > c.e.fileSizeLimit() {
@@ -122,14 +131,16 @@ func hGetContents(c *reqCtx) *response {
 	if isRawAccept(c.r.Header.Get("Accept")) {
 		h := http.Header{}
 		h.Set("Content-Type", "application/vnd.github.raw; charset=utf-8")
-		return &response{status: http.StatusOK, header: h, body: append([]byte{}, content...)}
+		return &response{status: http.StatusOK, header: h, body: append([]byte{}, content...), lagged: lagged}
 	}
 	// The body depends only on these; polls repeat it thousands of times per
 	// simulated hour, so it is encoded once (the ETag is still computed per
 	// token in finalizeLocked).
 	key := strings.Join([]string{c.apiBase, c.webBase, r.fullName(), p, sha, refName}, "\x00")
 	if b, ok := c.e.contentsJSON[key]; ok {
-		return c.jsonBytes(http.StatusOK, bytes.Clone(b))
+		resp := c.jsonBytes(http.StatusOK, bytes.Clone(b))
+		resp.lagged = lagged
+		return resp
 	}
 	obj := c.fileJSON(r, p, sha, len(content), refName)
 	if len(content) > maxInlineContent {
@@ -144,6 +155,7 @@ func hGetContents(c *reqCtx) *response {
 		}
 		c.e.contentsJSON[key] = bytes.Clone(resp.body)
 	}
+	resp.lagged = lagged
 	return resp
 }
 
@@ -238,6 +250,12 @@ func hPutContents(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "Branch %s not found", branch)
 	}
 	p := strings.Trim(c.params["path"], "/")
+	if resp := c.ruleRefusalLocked(r, branch, writeUpdate, p); resp != nil {
+		return resp
+	}
+	if resp := c.headMovedLocked(head); resp != nil {
+		return resp
+	}
 	existing := r.commits[head].Files[p]
 	if existing != "" {
 		if body.SHA == "" {
@@ -288,6 +306,12 @@ func hDeleteContents(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "Branch %s not found", branch)
 	}
 	p := strings.Trim(c.params["path"], "/")
+	if resp := c.ruleRefusalLocked(r, branch, writeUpdate, p); resp != nil {
+		return resp
+	}
+	if resp := c.headMovedLocked(head); resp != nil {
+		return resp
+	}
 	existing := r.commits[head].Files[p]
 	if existing == "" {
 		return c.notFound()
@@ -310,14 +334,7 @@ func stripSpace(s string) string {
 	}, s)
 }
 
-func (c *reqCtx) repoJSON(r *repo) map[string]any {
-	return map[string]any{
-		"id": r.ID, "node_id": nodeID("Repository", r.fullName()), "name": r.Name, "full_name": r.fullName(),
-		"private": r.Private, "visibility": "private", "owner": c.ownerJSON(r.owner),
-		"html_url": c.web("/%s", r.fullName()), "url": c.api("/repos/%s", r.fullName()),
-		"default_branch": r.DefaultBranch, "fork": r.Fork, "archived": false, "disabled": false,
-	}
-}
+func (c *reqCtx) repoJSON(r *repo) map[string]any { return c.fullRepoJSON(r) }
 
 // GET /repos/{owner}/{repo} (E6, E14) — metadata:read, 404 when invisible.
 func hGetRepo(c *reqCtx) *response {

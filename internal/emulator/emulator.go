@@ -61,6 +61,24 @@ type Options struct {
 	// FileSizeLimit is the largest file the Contents API serves or accepts
 	// (default DefaultFileSizeLimit, GitHub's 100 MB); tests lower it.
 	FileSizeLimit int
+	// ReplicaLag makes contents reads of a branch eventually consistent, as
+	// GitHub's are: a read may return any version of the branch committed
+	// in the last ReplicaLag (lag.go). 0 (the default) serves every read
+	// from the branch head. DefaultReplicaLag is the realistic value the
+	// simulation, the bench, the demo and the end-to-end tests use.
+	ReplicaLag time.Duration
+	// ReplicaLagFraction is the share of reads served by a lagging replica
+	// (each draws its lag uniformly from [0, ReplicaLag]); 0 means every
+	// read. DefaultReplicaLagFraction goes with DefaultReplicaLag.
+	ReplicaLagFraction float64
+	// CommitLatency is how long a contents write takes to commit on the
+	// emulator clock: the write reads the branch head when it arrives and
+	// moves the branch only if no other commit landed meanwhile, else it
+	// answers 409 "is at <head> but expected <base>" as GitHub does for
+	// concurrent writes to one branch, even to different files (lag.go).
+	// 0 (the default) commits at once. DefaultCommitLatency is the
+	// realistic value.
+	CommitLatency time.Duration
 }
 
 // Emulator is a stateful GitHub REST emulator. It is safe for concurrent use.
@@ -86,6 +104,8 @@ type Emulator struct {
 	contentsJSON map[string][]byte // encoded Contents API file bodies (hGetContents)
 
 	settings repoSettings // branch rules and workflow states (settings.go)
+
+	renamed map[string]int64 // old repoKey → repository id (redirect.go)
 
 	sec secondaryState // secondary rate limits (secondary.go)
 }

@@ -56,6 +56,11 @@ const (
 	// writes, as GitHub does at unpredictable moments ("may also encounter
 	// a secondary rate limit for undisclosed reasons", notes B.8).
 	ContentCreationLimit403 FaultKind = "content_creation_403"
+	// RulesetViolation answers a write as GitHub does when a ruleset on the
+	// branch refuses it: 409 "Repository rule violations found\n\nCannot
+	// update this protected ref.\n\n" (Fault.Status 422 selects the Git
+	// refs API's status). Nothing is applied.
+	RulesetViolation FaultKind = "ruleset_violation"
 )
 
 // Fault-prefixed aliases of the kinds, for callers that prefer them.
@@ -72,6 +77,7 @@ const (
 	FaultHTMLWhoa400               = HTMLWhoa400
 	FaultTransportReset            = TransportReset
 	FaultContentCreationLimit403   = ContentCreationLimit403
+	FaultRulesetViolation          = RulesetViolation
 )
 
 // Fault is one fault-injection rule. A request is matched against every
@@ -312,6 +318,8 @@ func (e *Emulator) faultResponseLocked(c *reqCtx, f *Fault) *response {
 		b := e.bucketLocked(c.cred)
 		b.used = max(b.used, b.limit)
 		resp = e.primaryLimitResponse(c, c.cred)
+	case RulesetViolation:
+		resp = rulesetViolationFault(f)
 	case HTMLWhoa400:
 		h := http.Header{}
 		h.Set("Content-Type", "text/html; charset=utf-8")

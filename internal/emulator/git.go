@@ -153,6 +153,26 @@ func (e *Emulator) PutFile(ownerLogin, repoName, branch, path string, content []
 	return sha, nil
 }
 
+// PushFileAs writes content at path on branch as an unsigned git push whose
+// author and committer email is login's (an App bot's noreply address
+// included), which GitHub links to that account: the commit lists login as
+// its author, with verification "unsigned". It stands for anyone with push
+// access borrowing a writer App's address; like PutFile it bypasses auth,
+// rate limits and faults, and returns the blob sha.
+func (e *Emulator) PushFileAs(ownerLogin, repoName, branch, path string, content []byte, login string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, err := e.repoLocked(ownerLogin, repoName)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := r.branches[branch]; !ok {
+		return "", fmt.Errorf("emulator: branch %q not found in %s", branch, r.fullName())
+	}
+	_, sha := e.writeFileLocked(r, branch, strings.Trim(path, "/"), content, "Update "+path, "push:"+login)
+	return sha, nil
+}
+
 // DeleteFile removes path from branch as a new commit (seed write).
 func (e *Emulator) DeleteFile(ownerLogin, repoName, branch, path string) error {
 	e.mu.Lock()
@@ -288,6 +308,9 @@ func hCreateRef(c *reqCtx) *response {
 	if _, ok := r.branches[b]; ok {
 		return c.validation("Reference already exists")
 	}
+	if resp := c.ruleRefusalLocked(r, b, writeCreate); resp != nil {
+		return resp
+	}
 	if _, ok := r.commits[body.SHA]; !ok {
 		return c.validation("Object does not exist")
 	}
@@ -323,6 +346,13 @@ func hUpdateRef(c *reqCtx) *response {
 	if !body.Force && !isAncestor(r, old, body.SHA) {
 		return c.validation("Update is not a fast forward")
 	}
+	kind := writeUpdate
+	if !isAncestor(r, old, body.SHA) {
+		kind = writeForce
+	}
+	if resp := c.ruleRefusalLocked(r, b, kind); resp != nil {
+		return resp
+	}
 	r.branches[b] = body.SHA
 	return c.json(http.StatusOK, c.refJSON(r, b, body.SHA))
 }
@@ -336,6 +366,9 @@ func hDeleteRef(c *reqCtx) *response {
 	b := strings.TrimPrefix(c.params["ref"], "heads/")
 	if _, ok := r.branches[b]; !ok {
 		return c.validation("Reference does not exist")
+	}
+	if resp := c.ruleRefusalLocked(r, b, writeDelete); resp != nil {
+		return resp
 	}
 	delete(r.branches, b)
 	return &response{status: http.StatusNoContent, header: http.Header{}}
@@ -368,7 +401,7 @@ func (c *reqCtx) commitJSON(r *repo, cm *commit) map[string]any {
 		"tree":         map[string]any{"sha": cm.Tree, "url": c.api("/repos/%s/git/trees/%s", r.fullName(), cm.Tree)},
 		"message":      cm.Message,
 		"parents":      parents,
-		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil},
+		"verification": map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil},
 	}
 }
 
@@ -398,13 +431,15 @@ func hGetBranch(c *reqCtx) *response {
 		return c.errorf(http.StatusNotFound, "Branch not found")
 	}
 	cm := r.commits[sha]
+	// The branch's commit is the commits API's full commit object
+	// (https://docs.github.com/en/rest/branches/branches#get-a-branch).
+	protected := len(c.e.settings.rules[repoKey(r.owner.Login, r.Name)+"\x00"+b]) > 0
 	return c.json(http.StatusOK, map[string]any{
-		"name": b,
-		"commit": map[string]any{
-			"sha": sha, "node_id": nodeID("Commit", sha), "commit": c.commitJSON(r, cm),
-			"url": c.api("/repos/%s/commits/%s", r.fullName(), sha), "html_url": c.web("/%s/commit/%s", r.fullName(), sha),
-		},
-		"protected": false,
-		"_links":    map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
+		"name":           b,
+		"commit":         c.listCommitJSON(r, cm),
+		"protected":      protected,
+		"protection":     map[string]any{"enabled": protected, "required_status_checks": map[string]any{"enforcement_level": "off", "contexts": []any{}, "checks": []any{}}},
+		"protection_url": c.api("/repos/%s/branches/%s/protection", r.fullName(), b),
+		"_links":         map[string]any{"self": c.api("/repos/%s/branches/%s", r.fullName(), b), "html": c.web("/%s/tree/%s", r.fullName(), b)},
 	})
 }

@@ -119,7 +119,7 @@ func hGetPull(c *reqCtx) *response {
 	is := r.issues[n]
 	full := r.fullName()
 	repoObj := c.repoJSON(r)
-	return c.json(http.StatusOK, map[string]any{
+	return c.json(http.StatusOK, c.fullPullJSON(r, pr, map[string]any{
 		"id": is.ID, "number": pr.Number, "state": pr.State, "title": pr.Title, "merged": pr.Merged,
 		"url":        c.api("/repos/%s/pulls/%d", full, n),
 		"html_url":   c.web("/%s/pull/%d", full, n),
@@ -127,7 +127,7 @@ func hGetPull(c *reqCtx) *response {
 		"base":       map[string]any{"ref": pr.BaseRef, "sha": r.branches[pr.BaseRef], "label": r.owner.Login + ":" + pr.BaseRef, "repo": repoObj},
 		"user":       map[string]any{"login": is.Author.Login, "id": is.Author.ID, "type": is.Author.Type},
 		"created_at": is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
-	})
+	}))
 }
 
 func (c *reqCtx) issueJSON(r *repo, is *issue) map[string]any {
@@ -142,14 +142,18 @@ func (c *reqCtx) issueJSON(r *repo, is *issue) map[string]any {
 		"repository_url": c.api("/repos/%s", full),
 		"html_url":       c.web("/%s/issues/%d", full, is.Number),
 		"title":          is.Title, "body": nullable(is.Body), "state": is.State, "state_reason": nullable(is.StateReason),
-		"user":   map[string]any{"login": is.Author.Login, "id": is.Author.ID, "type": is.Author.Type},
-		"labels": labels, "assignees": []any{}, "comments": 0, "locked": false,
+		"user":   c.userJSON(is.Author.Login, is.Author.ID, is.Author.Type),
+		"labels": labels, "assignees": []any{}, "assignee": nil, "milestone": nil, "comments": 0, "locked": false,
+		"comments_url": c.api("/repos/%s/issues/%d/comments", full, is.Number), "events_url": c.api("/repos/%s/issues/%d/events", full, is.Number),
+		"labels_url":         c.api("/repos/%s/issues/%d/labels{/name}", full, is.Number),
 		"author_association": "NONE",
 		"created_at":         is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
 	}
 	if is.isPull {
 		out["html_url"] = c.web("/%s/pull/%d", full, is.Number)
-		out["pull_request"] = map[string]any{"url": c.api("/repos/%s/pulls/%d", full, is.Number), "html_url": c.web("/%s/pull/%d", full, is.Number)}
+		html := c.web("/%s/pull/%d", full, is.Number)
+		out["pull_request"] = map[string]any{"url": c.api("/repos/%s/pulls/%d", full, is.Number), "html_url": html,
+			"diff_url": html + ".diff", "patch_url": html + ".patch", "merged_at": nil}
 	}
 	return out
 }

@@ -21,6 +21,19 @@ type Counters struct {
 	Conflicts int64 `json:"conflicts"`
 	// Faults counts requests on which at least one fault fired.
 	Faults int64 `json:"faults"`
+	// BranchHeadConflicts counts contents writes refused with 409 "is at X
+	// but expected Y" because another commit moved the branch head while
+	// they were being committed (Options.CommitLatency); they are also in
+	// Conflicts.
+	BranchHeadConflicts int64 `json:"branch_head_conflicts"`
+	// RuleRefusals counts writes refused by a branch rule (or the
+	// ruleset_violation fault).
+	RuleRefusals int64 `json:"rule_refusals"`
+	// LaggedReads counts contents reads a lagging replica served with an
+	// older version than the branch head (Options.ReplicaLag).
+	LaggedReads int64 `json:"lagged_reads"`
+	// Redirects counts 301/307 answers for a renamed repository.
+	Redirects int64 `json:"redirects"`
 }
 
 // RequestRecord is one entry of the request log. It holds no secrets.
@@ -123,6 +136,18 @@ func (e *Emulator) recordLocked(rec *RequestRecord, resp *response, plan faultPl
 		if resp.conflict {
 			d.Conflicts = 1
 		}
+		if resp.headConflict {
+			d.BranchHeadConflicts = 1
+		}
+		if resp.ruleRefusal {
+			d.RuleRefusals = 1
+		}
+		if resp.lagged {
+			d.LaggedReads = 1
+		}
+		if resp.status == http.StatusMovedPermanently || resp.status == http.StatusTemporaryRedirect {
+			d.Redirects = 1
+		}
 		// Minting tokens (POST /app/...) is authentication, not content.
 		if rec.Method != http.MethodGet && rec.Method != http.MethodHead && resp.status >= 200 && resp.status < 300 &&
 			!strings.HasPrefix(rec.Route, "POST /app/") {
@@ -145,6 +170,10 @@ func (e *Emulator) recordLocked(rec *RequestRecord, resp *response, plan faultPl
 		c.Writes += d.Writes
 		c.Conflicts += d.Conflicts
 		c.Faults += d.Faults
+		c.BranchHeadConflicts += d.BranchHeadConflicts
+		c.RuleRefusals += d.RuleRefusals
+		c.LaggedReads += d.LaggedReads
+		c.Redirects += d.Redirects
 	}
 	add(&e.metrics.total)
 	rc, ok := e.metrics.byRoute[rec.Route]

@@ -23,6 +23,9 @@ func (c *reqCtx) paginate(n int) (lo, hi int, link string) {
 		if strings.HasPrefix(path, "/api/v3/") && strings.HasSuffix(c.apiBase, "/api/v3") {
 			path = strings.TrimPrefix(path, "/api/v3")
 		}
+		// GitHub's Link URLs name the repository by id:
+		// <https://api.github.com/repositories/1300192/issues?page=2>.
+		path = c.repositoriesLinkPath(path)
 		return fmt.Sprintf("<%s%s?%s>; rel=%q", c.apiBase, path, q.Encode(), rel)
 	}
 	var parts []string

@@ -15,7 +15,7 @@ func (c *reqCtx) pullJSON(r *repo, pr *PullRequest) map[string]any {
 	is := r.issues[pr.Number]
 	full := r.fullName()
 	repoObj := c.repoJSON(r)
-	return map[string]any{
+	return c.fullPullJSON(r, pr, map[string]any{
 		"id": is.ID, "number": pr.Number, "state": pr.State, "title": pr.Title, "body": nullable(is.Body), "merged": pr.Merged, "draft": false,
 		"url":        c.api("/repos/%s/pulls/%d", full, pr.Number),
 		"html_url":   c.web("/%s/pull/%d", full, pr.Number),
@@ -23,7 +23,7 @@ func (c *reqCtx) pullJSON(r *repo, pr *PullRequest) map[string]any {
 		"base":       map[string]any{"ref": pr.BaseRef, "sha": r.branches[pr.BaseRef], "label": r.owner.Login + ":" + pr.BaseRef, "repo": repoObj},
 		"user":       map[string]any{"login": is.Author.Login, "id": is.Author.ID, "type": is.Author.Type},
 		"created_at": is.Created.Format(time.RFC3339), "updated_at": is.Updated.Format(time.RFC3339), "closed_at": timeOrNull(is.Closed),
-	}
+	})
 }
 
 // headBranch accepts "branch" or "owner:branch" of this repository's owner.
@@ -60,18 +60,18 @@ func hCreatePull(c *reqCtx) *response {
 	head, ok := headBranch(r, body.Head)
 	headSHA, exists := r.branches[head]
 	if !ok || !exists {
-		return c.validation("Validation Failed: head is invalid")
+		return c.validationFailed(validationError{Resource: "PullRequest", Field: "head", Code: "invalid"})
 	}
 	baseSHA, exists := r.branches[body.Base]
 	if !exists {
-		return c.validation("Validation Failed: base is invalid")
+		return c.validationFailed(validationError{Resource: "PullRequest", Field: "base", Code: "invalid"})
 	}
 	if headSHA == baseSHA || isAncestor(r, headSHA, baseSHA) {
-		return c.validation("Validation Failed: No commits between " + body.Base + " and " + head)
+		return c.validationFailed(validationError{Resource: "PullRequest", Code: "custom", Message: "No commits between " + body.Base + " and " + head})
 	}
 	for _, pr := range r.pulls {
 		if pr.State == "open" && pr.HeadRef == head && pr.BaseRef == body.Base {
-			return c.validation("Validation Failed: A pull request already exists for " + r.owner.Login + ":" + head + ".")
+			return c.validationFailed(validationError{Resource: "PullRequest", Code: "custom", Message: "A pull request already exists for " + r.owner.Login + ":" + head + "."})
 		}
 	}
 	now := c.e.now()

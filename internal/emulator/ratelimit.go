@@ -96,5 +96,8 @@ func hRateLimit(c *reqCtx) *response {
 	}
 	b := c.e.bucketLocked(c.cred)
 	core := map[string]any{"limit": b.limit, "remaining": b.remaining(), "used": b.used, "reset": b.reset.Unix(), "resource": "core"}
-	return c.json(http.StatusOK, map[string]any{"resources": map[string]any{"core": core}, "rate": core})
+	// The search bucket is required by GitHub's description; the emulator
+	// serves no search, so it is GitHub's default, untouched.
+	search := map[string]any{"limit": 30, "remaining": 30, "used": 0, "reset": c.e.now().Add(time.Minute).Unix(), "resource": "search"}
+	return c.json(http.StatusOK, map[string]any{"resources": map[string]any{"core": core, "search": search}, "rate": core})
 }

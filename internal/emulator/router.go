@@ -145,3 +145,14 @@ func matchSegs(segs, parts []string) (map[string]string, bool) {
 	}
 	return params, len(parts) == len(segs)
 }
+
+// RouteTemplates lists the REST surface as "METHOD /path/{param}" templates
+// (a "{x...}" rest parameter shown as "{x}"), for tools that check it
+// against GitHub's API description (internal/emulator/openapi).
+func RouteTemplates() []string {
+	out := make([]string, 0, len(routes))
+	for _, rt := range routes {
+		out = append(out, rt.method+" "+rt.display)
+	}
+	return out
+}

@@ -37,6 +37,14 @@ type response struct {
 	header   http.Header
 	body     []byte
 	conflict bool // 409/422 on a contents PUT
+	// ruleRefusal: a write refused by a branch rule (rules.go); counted in
+	// Metrics.RuleRefusals.
+	ruleRefusal bool
+	// headConflict: a contents write lost the branch-head race (409 "is at
+	// X but expected Y"); counted in Metrics.BranchHeadConflicts.
+	headConflict bool
+	// lagged: a contents read served by a lagging replica (Options.ReplicaLag).
+	lagged   bool
 	noCharge bool // never counted against the primary limit
 }
 
@@ -69,6 +77,9 @@ type reqCtx struct {
 	route   *route
 	apiVer  string
 	authKey string // secondary-limit concurrency key (a hash, never the header)
+	// commitBase is the branch head a contents write read on arrival
+	// (Options.CommitLatency); "" when not modeled.
+	commitBase string
 }
 
 func (c *reqCtx) api(format string, a ...any) string { return c.apiBase + fmt.Sprintf(format, a...) }
@@ -113,6 +124,25 @@ func errorResponse(status int, msg, doc string) *response {
 
 func (c *reqCtx) notFound() *response { return c.errorf(http.StatusNotFound, "Not Found") }
 
+// validationError is one entry of a 422 body's errors[]
+// (https://docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api#validation-failed,
+// recorded in @octokit/fixtures' "errors" scenario:
+// {"message":"Validation Failed","errors":[{"resource":"Label","code":"invalid","field":"color"}]}).
+type validationError struct {
+	Resource string `json:"resource"`
+	Field    string `json:"field,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message,omitempty"`
+}
+
+// validationFailed is GitHub's 422 "Validation Failed" with errors[].
+func (c *reqCtx) validationFailed(errs ...validationError) *response {
+	b, _ := json.Marshal(map[string]any{"message": "Validation Failed", "errors": errs, "documentation_url": docsBase, "status": "422"})
+	h := http.Header{}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	return &response{status: http.StatusUnprocessableEntity, header: h, body: b}
+}
+
 func (c *reqCtx) validation(msg string) *response {
 	return c.errorf(http.StatusUnprocessableEntity, "%s", msg)
 }
@@ -148,6 +178,11 @@ func (c *reqCtx) repo(perm, level string) (*repo, *response) {
 	}
 	if c.cred.kind == credApp {
 		return nil, c.forbidden("", "")
+	}
+	if !ok {
+		if resp := c.redirectLocked(); resp != nil {
+			return nil, resp
+		}
 	}
 	if !ok || !c.cred.canSee(r) {
 		return nil, c.notFound()
@@ -240,7 +275,12 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	if r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
 	}
-	rt, params := matchRoute(r.Method, r.URL.EscapedPath(), prefixed)
+	escaped := r.URL.EscapedPath()
+	if prefixed {
+		escaped = strings.TrimPrefix(escaped, "/api/v3")
+	}
+	p, escaped, _ = e.resolveRepositoriesPath(p, escaped)
+	rt, params := matchRoute(r.Method, escaped, false)
 	routeName := "unknown"
 	if rt != nil {
 		routeName = rt.method + " " + rt.display
@@ -254,6 +294,10 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	c.reqID = e.requestIDLocked()
 	plan := e.planFaultsLocked(r.Method, p, rt)
 	e.sec.arriveLocked(key)
+	commitLatency := e.opts.CommitLatency > 0 && isContentsWrite(rt) && plan.terminal == nil
+	if commitLatency {
+		c.commitBase = e.commitBaseLocked(params, body)
+	}
 	e.mu.Unlock()
 	c.authKey = key
 	defer func() {
@@ -266,6 +310,14 @@ func (e *Emulator) process(r *http.Request) (*response, outcome) {
 	rec := RequestRecord{ID: c.reqID, Method: r.Method, Route: routeName, Path: p, APIVersion: c.apiVer}
 	if plan.latency > 0 {
 		if err := e.clk.Sleep(r.Context(), plan.latency); err != nil {
+			e.finishRecord(&rec, nil, plan, outcomeStalled)
+			return nil, outcomeStalled
+		}
+	}
+	if commitLatency {
+		// The write builds its commit on the head it read on arrival;
+		// another commit landing meanwhile makes it lose the ref update.
+		if err := e.clk.Sleep(r.Context(), e.opts.CommitLatency); err != nil {
 			e.finishRecord(&rec, nil, plan, outcomeStalled)
 			return nil, outcomeStalled
 		}
@@ -363,18 +415,24 @@ func (e *Emulator) finalizeLocked(c *reqCtx, resp *response, rec *RequestRecord)
 	// limit if a 304 response is returned." ETags are token specific
 	// (https://github.com/eclipse-csi/otterdog/issues/201), so the credential
 	// is part of the hash.
-	if c.r.Method == http.MethodGet && resp.status == http.StatusOK {
+	//
+	// GitHub's recorded answers (@octokit/fixtures, scenarios get-content,
+	// get-repository, create-file, rename-repository) carry a strong ETag,
+	// "<hex>", and Cache-Control "private, max-age=60, s-maxage=60" on every
+	// 2xx answer with a body, writes included; redirects, 204s and errors
+	// carry neither.
+	if resp.status >= 200 && resp.status < 300 && resp.status != http.StatusNoContent && len(resp.body) > 0 {
 		sum := sha256.New()
 		if c.cred != nil {
 			fmt.Fprintf(sum, "%d\x00", c.cred.id)
 		}
 		fmt.Fprintf(sum, "%s\x00", c.r.Header.Get("Accept"))
 		sum.Write(resp.body)
-		etag := `W/"` + hex.EncodeToString(sum.Sum(nil)) + `"`
+		etag := `"` + hex.EncodeToString(sum.Sum(nil)) + `"`
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "private, max-age=60, s-maxage=60")
 		h.Set("Vary", "Accept, Authorization, Cookie, X-GitHub-OTP")
-		if inm := c.r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+		if inm := c.r.Header.Get("If-None-Match"); c.r.Method == http.MethodGet && resp.status == http.StatusOK && inm != "" && etagMatches(inm, etag) {
 			resp.status = http.StatusNotModified
 			resp.body = nil
 			h.Del("Content-Type")

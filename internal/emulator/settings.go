@@ -15,6 +15,11 @@ import (
 type BranchRule struct {
 	Type       string         `json:"type"`
 	Parameters map[string]any `json:"parameters,omitempty"`
+	// BypassAppIDs are the Apps whose installation tokens the rule lets
+	// through (a ruleset's bypass list, e.g. "Restrict updates" with the
+	// writer App as the only bypass actor, docs/runbook.md). GET
+	// .../rules/branches/{b} does not list bypass actors, as on GitHub.
+	BypassAppIDs []int64 `json:"bypass_app_ids,omitempty"`
 }
 
 // Workflow is a workflow file's registration, as GET

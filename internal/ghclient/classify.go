@@ -41,8 +41,14 @@ type outcome struct {
 	// unknown: the request reached GitHub (or may have) and its effect is
 	// unknown — 408, any 5xx, or a transport error after sending (§3.3).
 	unknown bool
-	// conflict: 409 or 422 (a CAS conflict when the op is a mutation).
+	// conflict: a 409, or a 422 that says the compare-and-swap lost (a CAS
+	// conflict when the op is a mutation; refusal.go).
 	conflict bool
+	// ruleRefusal: a 409/422 whose message says a branch rule refused the
+	// write; invalidWrite: any other 422 (refusal.go).
+	ruleRefusal, invalidWrite bool
+	// redirectRefused: a redirect the client does not follow (redirect.go).
+	redirectRefused bool
 	// rateLimited: 429 or a rate-limit 403.
 	rateLimited bool
 	// secondary: a secondary rate limit (see isSecondary).
@@ -88,6 +94,10 @@ func classify(resp *http.Response, err error, inner bool, now time.Time) outcome
 		return outcome{kind: kindOK}
 	}
 
+	if errors.Is(err, ErrRedirectRefused) {
+		// Refused before it was sent (redirect.go): final.
+		return outcome{kind: kindOther, err: err, redirectRefused: true}
+	}
 	var credErr *credentialError
 	if errors.As(err, &credErr) {
 		return outcome{kind: kindCredential, err: credErr.err, retryable: credErr.retryable, credRetryable: credErr.retryable}
@@ -220,7 +230,17 @@ func classifyHTTP(r *http.Response, msg string, err error, now time.Time) outcom
 			o.retryable, o.rateLimited = true, true
 		}
 	case s == http.StatusConflict || s == http.StatusUnprocessableEntity:
-		o.conflict = true
+		// Decided by the answer, not the status (refusal.go): a rule
+		// refusal or an invalid write is final, only a lost race is a
+		// conflict.
+		switch ClassifyWriteRefusal(s, msg) {
+		case RefusalRules:
+			o.ruleRefusal = true
+		case RefusalInvalid:
+			o.invalidWrite = true
+		default:
+			o.conflict = true
+		}
 	}
 	o.secondary = o.rateLimited && isSecondary(s, msg, o.retryAfterRaw != "", o.remainingZero)
 	return o

@@ -93,6 +93,10 @@ type Client struct {
 	app    *appAuth
 	cache  *etagCache
 	stats  *statsCounter
+	// baseURL is the API base; pins are the repository ids redirects must
+	// keep to (redirect.go).
+	baseURL *url.URL
+	pins    repoPins
 
 	attemptTimeout time.Duration
 
@@ -217,7 +221,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		rt = &etagTransport{next: rt, cache: c.cache, stats: c.stats}
 	}
 	rt = &shieldTransport{next: rt}
-	gh := github.NewClient(&http.Client{Transport: rt})
+	c.baseURL = baseURL
+	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: c.checkRedirect})
 	gh.BaseURL = baseURL
 	if baseURL.Host != "api.github.com" {
 		gh.UploadURL = baseURL
@@ -334,6 +339,8 @@ type Stats struct {
 	TokenMints int64
 	// TransportErrors counts requests that got no response.
 	TransportErrors int64
+	// Redirects counts renamed-repository redirects followed (redirect.go).
+	Redirects int64
 	// ByStatus counts responses per HTTP status (as received, so a
 	// revalidated GET counts under 304).
 	ByStatus map[int]int64
@@ -365,6 +372,7 @@ func (s *statsCounter) notModified()    { s.add(func(st *Stats) { st.NotModified
 func (s *statsCounter) retry()          { s.add(func(st *Stats) { st.Retries++ }) }
 func (s *statsCounter) replay()         { s.add(func(st *Stats) { st.Replays++ }) }
 func (s *statsCounter) mint()           { s.add(func(st *Stats) { st.TokenMints++ }) }
+func (s *statsCounter) redirect()       { s.add(func(st *Stats) { st.Redirects++ }) }
 
 func (s *statsCounter) snapshot() Stats {
 	s.mu.Lock()

@@ -28,8 +28,10 @@ const (
 	// ClassRetryable is a transient failure whose retry budget ran out
 	// (Code is [CodeRetryExhausted]). The operation might succeed later.
 	ClassRetryable
-	// ClassConflict is a 409 or 422 on a mutation: the compare-and-swap
-	// precondition failed and the write was not applied (spec §3.3).
+	// ClassConflict is a 409 or 422 on a mutation whose answer says the
+	// compare-and-swap precondition failed and the write was not applied
+	// (spec §3.3). A rule refusal or an invalid write is ClassFatal with
+	// Code [CodeBranchRules] or [CodeInvalidWrite] instead (refusal.go).
 	ClassConflict
 	// ClassAmbiguous is a 409 or 422 on a mutation after an earlier attempt
 	// of the same logical call had an unknown outcome (408, 5xx, or a
@@ -60,7 +62,9 @@ func (c Class) String() string {
 type Error struct {
 	// Class is the classification callers switch on.
 	Class Class
-	// Code is [CodeRetryExhausted] when the retry budget ran out, else "".
+	// Code is [CodeRetryExhausted] when the retry budget ran out,
+	// [CodeBranchRules] for a write a branch rule refused, [CodeInvalidWrite]
+	// for a write GitHub found invalid, else "".
 	Code string
 	// Op names the logical operation, e.g. "PUT contents locks/x.json".
 	Op string

@@ -176,6 +176,17 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			attempt--
 			continue
 		}
+		if o.kind == kindHTTP && (o.ruleRefusal || o.invalidWrite) && op.Mutation {
+			// Final, never a conflict: no later round can pass a rule or
+			// make an invalid request valid (refusal.go).
+			e := c.finalError(name, rb, attempt, maybeApplied, o)
+			e.Class = ClassFatal
+			e.Code = CodeInvalidWrite
+			if o.ruleRefusal {
+				e.Code = CodeBranchRules
+			}
+			return e
+		}
 		if o.kind == kindHTTP && o.conflict && op.Mutation {
 			e := c.finalError(name, rb, attempt, maybeApplied, o)
 			e.Class = ClassConflict
@@ -185,7 +196,11 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			return e
 		}
 		if !o.retryable {
-			return c.finalError(name, rb, attempt, maybeApplied, o)
+			e := c.finalError(name, rb, attempt, maybeApplied, o)
+			if o.redirectRefused {
+				e.Code = CodeRedirectRefused
+			}
+			return e
 		}
 		now := c.clock.Now()
 		if reset, ok := o.primaryReset(now); ok && !c.mayAwaitPrimary(rb, reset, now) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -157,6 +158,12 @@ type Result struct {
 // Client synchronizes automation issues in one repository.
 type Client struct {
 	opts Options
+
+	mu sync.Mutex
+	// renamed is the repository's current "owner/name" after a followed
+	// redirect showed it was renamed (its id is the one ghclient pinned);
+	// issues naming it pass the fence (redirect.go).
+	renamed string
 }
 
 var (
@@ -375,20 +382,31 @@ func (c *Client) op(name string, mutation bool) ghclient.Op {
 // and the repository fence on the served path.
 func (c *Client) do(ctx context.Context, name string, mutation bool, wantPath string, fn func(ctx context.Context) (*github.Response, error)) error {
 	var fenceErr error
+	var movedID int64
 	err := c.opts.Client.Do(ctx, c.op(name, mutation), func(ctx context.Context) (*github.Response, error) {
 		actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 		defer cancel()
 		resp, err := fn(actx)
 		fenceErr = nil
+		movedID = 0
 		if resp != nil && resp.Response != nil && resp.Request != nil && resp.Request.URL != nil {
-			if !pathIs(resp.Request.URL.EscapedPath(), wantPath) {
-				fenceErr = fmt.Errorf("%w: %s was served from %s", ErrFence, name, resp.Request.URL.EscapedPath())
+			served := resp.Request.URL.EscapedPath()
+			if !pathIs(served, wantPath) {
+				id, ok := c.sameRepository(served, wantPath)
+				if ok {
+					movedID = id
+				} else {
+					fenceErr = fmt.Errorf("%w: %s was served from %s", ErrFence, name, served)
+				}
 			}
 		}
 		return resp, err
 	})
 	if err != nil {
 		return err
+	}
+	if fenceErr == nil && movedID != 0 {
+		return c.learnRename(ctx, movedID)
 	}
 	return fenceErr
 }
@@ -449,7 +467,7 @@ func (c *Client) list(ctx context.Context) ([]*Issue, error) {
 
 // convert checks the fence on an issue and keeps the fields we use.
 func (c *Client) convert(gi *github.Issue) (*Issue, error) {
-	if u := gi.GetRepositoryURL(); u != "" && !pathIs(strings.TrimRight(u, "/"), "/repos/"+c.opts.Owner+"/"+c.opts.Repo) {
+	if u := gi.GetRepositoryURL(); u != "" && !pathIs(strings.TrimRight(u, "/"), "/repos/"+c.opts.Owner+"/"+c.opts.Repo) && !c.isRenamed(strings.TrimRight(u, "/")) {
 		return nil, fmt.Errorf("%w: issue #%d belongs to %s", ErrFence, gi.GetNumber(), u)
 	}
 	st := State(gi.GetState())

@@ -117,6 +117,13 @@ type Input struct {
 	// Writers are the logins allowed to write state (the writer App's bot,
 	// "<slug>[bot]"). Empty disables the author rule (with a note).
 	Writers []string
+	// AllowUnsignedWriters accepts a commit attributed to a writer without
+	// GitHub's verified signature. By default such a commit is a finding
+	// (RuleUnsignedWriter): GitHub signs every Contents API write of an App
+	// installation, so an unsigned one is a git push that borrowed the App's
+	// noreply address. Only for GitHub Enterprise Server instances that do
+	// not sign web commits.
+	AllowUnsignedWriters bool
 	// Operators are the logins additionally allowed to write operator
 	// recovery (recover, recover-incident) and the first version of the file
 	// (bootstrap).

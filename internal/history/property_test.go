@@ -144,6 +144,6 @@ func (h *hist) commitR(rt *rapid.T, s *lockstate.State, msg string) {
 	if len(h.vs) > 0 {
 		parents = []string{h.vs[len(h.vs)-1].SHA}
 	}
-	h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(len(h.vs) + 1), Parents: parents, Time: h.now, AuthorLogin: h.author, Message: msg}, BlobSHA: blobSHA(data), Content: data})
+	h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(len(h.vs) + 1), Parents: parents, Time: h.now, AuthorLogin: h.author, Verified: h.author == writer, Message: msg}, BlobSHA: blobSHA(data), Content: data})
 	h.state = s
 }

@@ -63,6 +63,12 @@ const (
 	// RuleForeignAuthor: the commit's author is neither a writer nor (for
 	// recovery and bootstrap) an operator.
 	RuleForeignAuthor Rule = "foreign-author"
+	// RuleUnsignedWriter: the commit is attributed to a writer but carries
+	// no GitHub-verified signature. GitHub signs the Contents API writes of
+	// an App installation (its web-flow key), so an unsigned commit under
+	// the writer's login is a git push made with the App's noreply address
+	// by anyone who can push to the branch.
+	RuleUnsignedWriter Rule = "unsigned-writer"
 	// RuleBrokenChain: a merge commit, or a commit without a parent after
 	// the first, in the state file's history.
 	RuleBrokenChain Rule = "broken-chain"

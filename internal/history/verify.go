@@ -423,7 +423,22 @@ func (v *verifier) operatorOnly(ver *Version) bool {
 	return false
 }
 
-// author: the writer App, or an operator for recovery and bootstrap.
+// operatorAlso reports whether login is also an operator and kind a write
+// an operator may make by hand (an unsigned push is then theirs to make).
+func (v *verifier) operatorAlso(login string, kind Kind) bool {
+	if !operatorKind(kind) {
+		return false
+	}
+	for _, o := range v.in.Operators {
+		if login == o {
+			return true
+		}
+	}
+	return false
+}
+
+// author: the writer App with GitHub's verified signature, or an operator
+// for recovery and bootstrap.
 func (v *verifier) author(ver *Version, kind Kind, before, after string) {
 	if len(v.in.Writers) == 0 {
 		return
@@ -431,6 +446,11 @@ func (v *verifier) author(ver *Version, kind Kind, before, after string) {
 	login := ver.AuthorLogin
 	for _, w := range v.in.Writers {
 		if login != "" && login == w {
+			if !ver.Verified && !v.in.AllowUnsignedWriters && !v.operatorAlso(login, kind) {
+				v.find(ver, RuleUnsignedWriter, before, after, fmt.Sprintf(
+					"the commit is attributed to the writer %s but carries no GitHub-verified signature: GitHub signs every Contents API write of the writer App, so this is a git push that used the App's address (%s write)",
+					login, kindName(kind)))
+			}
 			return
 		}
 	}

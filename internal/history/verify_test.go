@@ -68,7 +68,7 @@ func (h *hist) commit(s *lockstate.State, msg string) string {
 	if len(h.vs) > 0 {
 		parents = []string{h.vs[len(h.vs)-1].SHA}
 	}
-	h.vs = append(h.vs, Version{Commit: Commit{SHA: id, Parents: parents, Time: h.now, AuthorLogin: h.author, Message: msg}, BlobSHA: blobSHA(data), Content: data})
+	h.vs = append(h.vs, Version{Commit: Commit{SHA: id, Parents: parents, Time: h.now, AuthorLogin: h.author, Verified: h.author == writer, Message: msg}, BlobSHA: blobSHA(data), Content: data})
 	h.state = s
 	h.now = h.now.Add(time.Minute)
 	return id
@@ -200,12 +200,12 @@ func TestVerifyRules(t *testing.T) {
 		{"invalid document", func(h *hist) string {
 			h.acquire(1)
 			data := []byte(`{"schemaVersion":6,"lock":"seats"}`)
-			h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(500), Parents: []string{h.vs[len(h.vs)-1].SHA}, Time: h.now, AuthorLogin: writer}, BlobSHA: blobSHA(data), Content: data})
+			h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(500), Parents: []string{h.vs[len(h.vs)-1].SHA}, Time: h.now, AuthorLogin: writer, Verified: true}, BlobSHA: blobSHA(data), Content: data})
 			return sha(500)
 		}, RuleInvalidDocument},
 		{"state deleted", func(h *hist) string {
 			h.acquire(1)
-			h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(501), Parents: []string{h.vs[len(h.vs)-1].SHA}, Time: h.now, AuthorLogin: writer}})
+			h.vs = append(h.vs, Version{Commit: Commit{SHA: sha(501), Parents: []string{h.vs[len(h.vs)-1].SHA}, Time: h.now, AuthorLogin: writer, Verified: true}})
 			return sha(501)
 		}, RuleStateDeleted},
 		{"over capacity through a reservation", func(h *hist) string {
@@ -274,6 +274,11 @@ func TestVerifyRules(t *testing.T) {
 			h.acquire(1)
 			return h.vs[len(h.vs)-1].SHA
 		}, RuleForeignAuthor},
+		{"a git push with the writer's address", func(h *hist) string {
+			h.acquire(1)
+			h.vs[len(h.vs)-1].Verified = false
+			return h.vs[len(h.vs)-1].SHA
+		}, RuleUnsignedWriter},
 		{"unknown author", func(h *hist) string {
 			h.author = ""
 			h.acquire(1)
@@ -308,7 +313,7 @@ func TestVerifyGenesis(t *testing.T) {
 	require.NoError(t, err)
 	data, _ := lockstate.Encode(next)
 	in := Input{Lock: lockName, StartProven: true, Writers: []string{writer},
-		Versions: []Version{{Commit: Commit{SHA: sha(1), Time: t0, AuthorLogin: writer}, BlobSHA: blobSHA(data), Content: data}}}
+		Versions: []Version{{Commit: Commit{SHA: sha(1), Time: t0, AuthorLogin: writer, Verified: true}, BlobSHA: blobSHA(data), Content: data}}}
 	res := Verify(in)
 	assert.Equal(t, StatusClean, res.Status, "%+v", res.FirstViolation)
 	assert.Equal(t, 1, res.Transitions["acquire"])
@@ -323,7 +328,7 @@ func TestVerifyGenesis(t *testing.T) {
 	bad, err := lockstate.Encode(q)
 	require.NoError(t, err)
 	genesis := in
-	genesis.Versions = []Version{{Commit: Commit{SHA: sha(1), Time: t0, AuthorLogin: writer}, BlobSHA: blobSHA(bad), Content: bad}}
+	genesis.Versions = []Version{{Commit: Commit{SHA: sha(1), Time: t0, AuthorLogin: writer, Verified: true}, BlobSHA: blobSHA(bad), Content: bad}}
 	res = Verify(genesis)
 	require.NotNil(t, res.FirstViolation)
 	assert.Equal(t, RuleGenesis, res.FirstViolation.Rule)

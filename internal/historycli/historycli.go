@@ -76,6 +76,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 type common struct {
 	repo, branch, defaultBranch string
 	locks, writers, operators   listFlag
+	allowUnsigned               bool
 	tokenEnv, appIDEnv, keyEnv  string
 	maxCommits, maxPages        int
 	staleness, leaseGrace       time.Duration
@@ -88,6 +89,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.branch, "branch", "lock-state", "branch that carries lock state")
 	fs.StringVar(&c.defaultBranch, "default-branch", "", "branch that carries locks/<lock>.config.json (default: the repository's default branch)")
 	fs.Var(&c.writers, "writer", "login allowed to write lock state, the writer App's bot \"<slug>[bot]\" (repeatable; default $BUILD_LOCK_WRITER_LOGIN)")
+	fs.BoolVar(&c.allowUnsigned, "allow-unsigned-writer", false, "accept writer commits without GitHub's verified signature (only for GitHub Enterprise Server instances that do not sign web commits)")
 	fs.Var(&c.operators, "operator", "login also allowed to write recoveries and the lock's first version (repeatable; default $BUILD_LOCK_OPERATORS)")
 	fs.StringVar(&c.tokenEnv, "token-env", "GITHUB_TOKEN", "environment variable holding a token with contents: read (used when no reader App is configured)")
 	fs.StringVar(&c.appIDEnv, "app-id-env", "BUILD_LOCK_READER_APP_ID", "environment variable holding the reader App's id (App auth when it and the key are set)")
@@ -188,6 +190,7 @@ func (c *common) load(ctx context.Context, gh *ghclient.Client, lock string, cp 
 	c.defaultBranch = l.DefaultBranch
 	in := l.Input
 	in.ServerURL, in.Writers, in.Operators, in.Acknowledged = serverURL, c.writers, c.operators, ack
+	in.AllowUnsignedWriters = c.allowUnsigned
 	in.ConfigStaleness, in.LeaseGrace = c.staleness, c.leaseGrace
 	return l, history.Verify(in), nil
 }

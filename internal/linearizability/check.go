@@ -48,8 +48,10 @@ type Result struct {
 	// Verdict is porcupine's: Ok, Illegal, or Unknown (a bound was hit).
 	Verdict porcupine.CheckResult
 	// Operations counts the checked operations: Writes (of which Unknown
-	// had no answer and Refused were 409/422), Claims and Reads.
-	Operations, Writes, UnknownWrites, RefusedWrites, Claims, Reads int
+	// had no answer, Refused were refused for their sha and NotApplied
+	// were refused for another reason: an overlapping commit to the branch
+	// or a branch rule), Claims and Reads.
+	Operations, Writes, UnknownWrites, RefusedWrites, NotAppliedWrites, Claims, Reads int
 	// Partitions is the number of state files checked (porcupine checks
 	// each on its own).
 	Partitions int
@@ -69,8 +71,8 @@ func (r Result) OK() bool { return r.Verdict == porcupine.Ok }
 
 // Summary is a one-line account of the check.
 func (r Result) Summary() string {
-	return fmt.Sprintf("linearizability %s: %d operations (%d writes: %d unknown, %d refused; %d claims; %d reads) in %d partition(s), %d model steps",
-		r.Verdict, r.Operations, r.Writes, r.UnknownWrites, r.RefusedWrites, r.Claims, r.Reads, r.Partitions, r.Steps)
+	return fmt.Sprintf("linearizability %s: %d operations (%d writes: %d unknown, %d refused, %d not applied; %d claims; %d reads) in %d partition(s), %d model steps",
+		r.Verdict, r.Operations, r.Writes, r.UnknownWrites, r.RefusedWrites, r.NotAppliedWrites, r.Claims, r.Reads, r.Partitions, r.Steps)
 }
 
 // Check checks the history recorded so far: writes still in flight are
@@ -106,6 +108,8 @@ func check(ops []*op, files map[string]*tracked, opts Options) Result {
 				ret = math.MaxInt64 // may apply at any time after its invocation, or never
 			case Refused:
 				res.RefusedWrites++
+			case NotApplied:
+				res.NotAppliedWrites++
 			}
 		case opClaim:
 			res.Claims++
@@ -198,7 +202,7 @@ func explain(m *model, ops []*op) []Violation {
 		}
 	}
 	for _, o := range ops {
-		if o.kind != opWrite || o.outcome == Refused || !landed[o.key][o.sha] {
+		if o.kind != opWrite || o.outcome == Refused || o.outcome == NotApplied || !landed[o.key][o.sha] {
 			continue
 		}
 		v := version{present: true, sha: o.base}

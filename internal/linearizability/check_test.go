@@ -56,7 +56,22 @@ func answer(status int) http.RoundTripper {
 		if status == 0 {
 			return nil, errors.New("connection reset")
 		}
-		return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}}, nil
+		body := "{}"
+		if status == http.StatusConflict {
+			body = `{"message":"locks/unity.json does not match 0123456789012345678901234567890123456789"}`
+		}
+		return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}}, nil
+	})
+}
+
+// answerMessage answers every request with status and GitHub's message.
+func answerMessage(status int, message string) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}
+		body, _ := json.Marshal(map[string]string{"message": message})
+		return &http.Response{StatusCode: status, Body: io.NopCloser(bytes.NewReader(body)), Header: http.Header{}}, nil
 	})
 }
 
@@ -212,6 +227,35 @@ func TestRefusedWriteMustNotMatchTheHead(t *testing.T) {
 	assert.Equal(t, 2, res.RefusedWrites)
 }
 
+// TestRefusalsThatSayNothingAboutTheFile: a 409 for a commit that overlapped
+// on the branch ("is at <head> but expected <base>", whichever file it
+// touched) and a branch rule's refusal (409 or 422) apply nothing but say
+// nothing about the file's version: they are legal at the write's own base
+// and recorded as not applied, and the body is still readable by the client.
+func TestRefusalsThatSayNothingAboutTheFile(t *testing.T) {
+	for _, a := range []struct {
+		status  int
+		message string
+	}{
+		{http.StatusConflict, "is at 1111111111111111111111111111111111111111 but expected 2222222222222222222222222222222222222222"},
+		{http.StatusConflict, "Repository rule violations found\n\nCannot update this protected ref.\n\n"},
+		{http.StatusUnprocessableEntity, "Protected branch update failed for refs/heads/lock-state."},
+	} {
+		r := NewRecorder(nil)
+		r.Track(lockFile, nil, []byte("v0"), true)
+		req := putRequest(t, lockFile, store.BlobSHA([]byte("v0")), []byte("v1"), "write")
+		resp, err := r.Transport(answerMessage(a.status, a.message), Actor{Kind: ActorJob}).RoundTrip(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Contains(t, string(body), "message", "the client still reads the answer")
+		res := r.Check(Options{})
+		assert.True(t, res.OK(), "%q: %s", a.message, describe(res.Violations))
+		assert.Equal(t, 1, res.NotAppliedWrites, a.message)
+		assert.Zero(t, res.RefusedWrites)
+	}
+}
+
 // TestIllegalWriteThatLandedIsNamed: the explanation names the rule a
 // landed write broke, and the visualization is written where asked.
 func TestIllegalWriteThatLandedIsNamed(t *testing.T) {
@@ -293,11 +337,14 @@ func TestTransportPassesOtherRequestsThrough(t *testing.T) {
 }
 
 // TestConcurrentWritesToTheEmulator: 16 writers race compare-and-swap
-// writes through the emulator with lost answers and 5xx; every history is
-// linearizable as a register, and the lost answers are recorded unknown.
+// writes through the emulator with lost answers, 5xx and GitHub's commit
+// window (a write overlapping another commit on the branch is refused with
+// "is at <head> but expected <base>"); every history is linearizable as a
+// register, the lost answers are recorded unknown and the overlaps not
+// applied.
 func TestConcurrentWritesToTheEmulator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: 7})
+		em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: 7, CommitLatency: emulator.DefaultCommitLatency})
 		em.AddOwner("acme", 1, true)
 		em.AddRepo("acme", "build-lock", 2, "main")
 		require.NoError(t, em.CreateBranch("acme", "build-lock", "lock-state", "main"))
@@ -341,6 +388,7 @@ func TestConcurrentWritesToTheEmulator(t *testing.T) {
 		assert.Equal(t, 96, res.Writes)
 		assert.Positive(t, res.UnknownWrites, "lost answers recorded as unknown")
 		assert.Positive(t, res.RefusedWrites, "lost races recorded as refused")
+		assert.Positive(t, res.NotAppliedWrites, "overlapping commits on the branch recorded as not applied")
 		t.Log(res.Summary())
 	})
 }

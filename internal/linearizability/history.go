@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
@@ -41,9 +42,15 @@ const (
 	Unknown Outcome = iota
 	// Applied: 200 or 201.
 	Applied
-	// Refused: 409 (the sha is not the file's), or 422 for a write without
-	// a sha to an existing file. Nothing applied.
+	// Refused: 409 "<path> does not match <sha>" (the sha is not the
+	// file's), or 422 for a write without a sha to an existing file.
+	// Nothing applied, and the file was not at the write's base.
 	Refused
+	// NotApplied: any other 409 or 422, a refusal that says nothing about
+	// the file's version: a commit to the same branch overlapped the
+	// write (409 "is at <head> but expected <base>", whichever file it
+	// touched), or a branch rule refused it. Nothing applied.
+	NotApplied
 )
 
 func (o Outcome) String() string {
@@ -52,6 +59,8 @@ func (o Outcome) String() string {
 		return "applied"
 	case Refused:
 		return "refused"
+	case NotApplied:
+		return "not-applied"
 	}
 	return "unknown"
 }
@@ -275,12 +284,44 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	case err != nil:
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
 		out = Applied
-	case resp.StatusCode == http.StatusConflict,
-		resp.StatusCode == http.StatusUnprocessableEntity && base == "":
-		out = Refused
+	case resp.StatusCode == http.StatusConflict, resp.StatusCode == http.StatusUnprocessableEntity:
+		out = refusal(resp, base)
 	}
 	t.r.end(o, out)
 	return resp, err
+}
+
+// refusal classifies a 409 or 422 answer to a write by GitHub's message
+// (ghclient.ClassifyWriteRefusal decides the same way): only a sha
+// mismatch, or a write without a sha to an existing file, says the file
+// was not at the write's base. The body is read and put back.
+func refusal(resp *http.Response, base string) Outcome {
+	var msg string
+	if resp.Body != nil {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var e struct {
+			Message string `json:"message"`
+		}
+		if err == nil && json.Unmarshal(body, &e) == nil {
+			msg = e.Message
+		}
+	}
+	if ghclient.ClassifyWriteRefusal(resp.StatusCode, msg) == ghclient.RefusalRules {
+		return NotApplied
+	}
+	switch resp.StatusCode {
+	case http.StatusConflict:
+		if strings.Contains(msg, " does not match ") {
+			return Refused
+		}
+	case http.StatusUnprocessableEntity:
+		if base == "" {
+			return Refused
+		}
+	}
+	return NotApplied
 }
 
 func (r *Recorder) begin(o *op) {

@@ -91,7 +91,7 @@ func (m *model) prepare(ops []*op) {
 		m.docs[sha], m.docErr[sha] = decodeWith(f.rules, f.initial)
 	}
 	for _, o := range ops {
-		if o.kind != opWrite || o.outcome == Refused {
+		if o.kind != opWrite || o.outcome == Refused || o.outcome == NotApplied {
 			continue
 		}
 		next, err := m.decodeNext(o)
@@ -161,6 +161,8 @@ func (m *model) step(state, input, output any) (bool, any) {
 					next = append(next, v)
 				}
 			}
+		case NotApplied:
+			next = append(next, cur...)
 		case Applied:
 			for _, v := range cur {
 				if applies(o.base, v) && len(m.verdict(o, v)) == 0 {

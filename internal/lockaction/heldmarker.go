@@ -115,9 +115,23 @@ func CheckHeldAbsence(ctx context.Context, st *store.Store, getenv func(string) 
 	if _, held := ReadHeldMarker(getenv, t, holderID); !held {
 		return FreshCheck{}, nil
 	}
+	return checkAtHead(ctx, st, t, holderID, "this job's acquire was admitted to %s but the state read shows nothing of %s")
+}
+
+// ConfirmAbsenceAtHead is CheckHeldAbsence without the marker: release
+// confirms every "nothing to release" at the branch head, since the job
+// releasing a holder id is not always the one whose acquire admitted it
+// (the hosted fallback release of a crashed licensed job, a re-run). It
+// costs two reads (the ref and the file at its commit), only on a release
+// that found nothing.
+func ConfirmAbsenceAtHead(ctx context.Context, st *store.Store, t Target, holderID string) (FreshCheck, error) {
+	return checkAtHead(ctx, st, t, holderID, "the state read of %s shows nothing of %s")
+}
+
+func checkAtHead(ctx context.Context, st *store.Store, t Target, holderID, what string) (FreshCheck, error) {
 	snap, commit, err := st.LoadFresh(ctx)
 	if err != nil {
-		return FreshCheck{Checked: true}, fmt.Errorf("this job's acquire was admitted to %s but the state read shows nothing of %s, and confirming that at the branch head failed: %w", t.Lock, holderID, err)
+		return FreshCheck{Checked: true}, fmt.Errorf(what+", and confirming that at the branch head failed: %w", t.Lock, holderID, err)
 	}
 	found := lockstate.HolderIndex(snap.State, holderID) >= 0 || lockstate.QueuePosition(snap.State, holderID) > 0
 	return FreshCheck{Checked: true, Found: found, Commit: commit}, nil

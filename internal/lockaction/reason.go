@@ -6,7 +6,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // Reasoned is implemented by errors that carry their own stable reason code
@@ -82,7 +82,7 @@ func reportRefusal(a *actionio.IO, err error) {
 	a.ErrorCode(code, msg)
 	title := "Refused"
 	if code != "" {
-		title += ": `" + lockview.EscapeMarkdown(code) + "`"
+		title += ": " + markdown.Code(code)
 	}
-	_ = a.Summary("### " + title + "\n\n" + lockview.EscapeMarkdown(msg) + "\n")
+	_ = a.Summary("### " + title + "\n\n" + markdown.Message(msg) + "\n")
 }

@@ -41,6 +41,8 @@ var (
 	repositoryRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 	stateBranchRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
 	canonicalIDRE = regexp.MustCompile(`^[1-9][0-9]*$`)
+	// fullCommitIDRE is a SHA-1 or SHA-256 commit id.
+	fullCommitIDRE = regexp.MustCompile(`^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$`)
 )
 
 // RefusalError is a validation refusal. Rule is a stable code an operator can
@@ -187,6 +189,9 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 		strings.HasSuffix(branch, ".lock") || strings.Contains(branch, "//") {
 		return Target{}, refuse("state-branch-pattern", "state-branch must be a plain branch name (letters, digits, . _ / -)")
 	}
+	if why := AmbiguousBranchName(branch); why != "" {
+		return Target{}, refuse("state-branch-ambiguous", "state-branch %q %s; give the branch's own short name (default %s)", branch, why, DefaultStateBranch)
+	}
 	// a.APIURL is GITHUB_API_URL, or the self-test emulator for a local
 	// action only (actionio.SelfTestAPIURLEnv).
 	apiURL, err := urlFromValue(strings.TrimSpace(a.APIURL()), "GITHUB_API_URL", DefaultAPIURL, true)
@@ -202,6 +207,26 @@ func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// AmbiguousBranchName says why GitHub could resolve branch to something
+// other than the branch of that short name ("" when it cannot): the
+// contents API resolves its ref parameter as git does, so "refs/heads/main"
+// and "heads/main" are the branch main (and would slip past the default-
+// branch refusal, which compares short names), "tags/…", "remotes/…" and
+// "refs/…" name other refs, "HEAD" is the default branch, and a full
+// commit id is that commit.
+func AmbiguousBranchName(branch string) string {
+	first, _, _ := strings.Cut(branch, "/")
+	switch {
+	case first == "refs" || first == "heads" || first == "tags" || first == "remotes":
+		return "is a qualified ref, which GitHub resolves as git does (refs/heads/main is the branch main)"
+	case strings.EqualFold(branch, "HEAD"):
+		return "is HEAD, the default branch"
+	case fullCommitIDRE.MatchString(branch):
+		return "has the form of a full commit id"
+	}
+	return ""
 }
 
 // ReservedLockName says why lock cannot name a lock ("" when it can): its

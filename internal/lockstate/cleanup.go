@@ -97,8 +97,9 @@ type CleanupDecision struct {
 // QueueOnly) owned holders, then turn the first removed holder into a
 // cooldown or quarantine at schema >= 4. A confirmed release with a cooldown
 // of 0 seconds frees the slot without a reservation. Ownership needs the same
-// holderId and, from schema 3, a caller attempt >= the stored attempt; a
-// stale caller owns nothing. A pending upgrade that finds nothing left to
+// holderId and, from schema 3 (or below it while an upgrade to 3 or later
+// is pending), a caller attempt >= the stored attempt; a stale caller owns
+// nothing. A pending upgrade that finds nothing left to
 // drain after the removal is written in the same state (MigratedTo). s is
 // never modified.
 func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, CleanupDecision, error) {
@@ -141,7 +142,19 @@ func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, C
 	// Step 3.
 	expired := pruneExpired(work, now)
 
-	// Steps 4-5.
+	// Steps 4-5. While an upgrade to schema 3 or later is pending, the
+	// run-attempt fence already decides removals: the write may carry the
+	// upgrade (below), and a stale attempt must not remove a newer attempt's
+	// entry in a state that enforces the fence.
+	pendingFence := schema < 3 && TargetSchema(cfg) >= 3
+	ownsEntry := func(e Entry, holderID, attempt string, schema int, lock string) (bool, error) {
+		owned, err := ownsEntry(e, holderID, attempt, schema, lock)
+		if err == nil && owned && pendingFence && isCanonicalPositiveDecimal(e.RunAttempt) &&
+			isCanonicalPositiveDecimal(attempt) && compareDecimal(attempt, e.RunAttempt) < 0 {
+			owned = false
+		}
+		return owned, err
+	}
 	var dec CleanupDecision
 	keptQueue := make([]Entry, 0, len(work.Queue))
 	for _, e := range work.Queue {

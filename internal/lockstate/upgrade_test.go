@@ -412,3 +412,39 @@ func TestHandoffDropsAStalePendingRunnerID(t *testing.T) {
 	assert.Empty(t, out.Holders[0].PendingRunnerID)
 	mustEncodeDecode(t, out)
 }
+
+// TestStaleAttemptOwnsNothingWhileAnUpgradeToTheFenceIsPending: on a
+// schema-2 lock the reference has no run-attempt fence, but once an upgrade
+// to schema 3 or later is pending, a cleanup may write the upgrade in the
+// same state, so a stale attempt's release must not remove a newer attempt's
+// entry (found by the simulation: a zombie attempt 1 released attempt 2's
+// queue entry in the write that upgraded the lock to schema 3). Its own
+// entry is still its own, and without a pending upgrade schema 2 keeps the
+// reference's holder-id ownership.
+func TestStaleAttemptOwnsNothingWhileAnUpgradeToTheFenceIsPending(t *testing.T) {
+	t.Parallel()
+	old, newer := ident(7, ""), ident(7, "")
+	newer.RunAttempt = "2"
+	other := ident(8, "")
+	s := stateAt(2)
+	s.Holders = []Holder{holderFor(other, 2)}
+	s.Queue = []Entry{entryFor(newer, 2)}
+	stale := CleanupRequest{HolderID: old.HolderID, RunAttempt: "1", Identity: old}
+
+	out, d, err := Cleanup(s, upgradeConfig(3, 1), stale, t0)
+	require.NoError(t, err)
+	assert.False(t, d.QueueCleaned, "attempt 1 owns nothing of attempt 2 while the fence is pending")
+	assert.Equal(t, s.Queue, out.Queue)
+
+	own := s.Clone()
+	own.Queue = []Entry{entryFor(old, 2)}
+	out, d, err = Cleanup(own, upgradeConfig(3, 1), stale, t0)
+	require.NoError(t, err)
+	assert.True(t, d.QueueCleaned, "its own attempt's entry is its own")
+	assert.Empty(t, out.Queue)
+
+	out, d, err = Cleanup(s, Config{MaxHolders: 1}, stale, t0)
+	require.NoError(t, err)
+	assert.True(t, d.QueueCleaned, "schema 2 without a pending upgrade: the reference's holder-id ownership")
+	assert.Empty(t, out.Queue)
+}

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // Formats accepted by Render.
@@ -122,13 +124,13 @@ func RenderTable(w io.Writer, v View) error {
 // or an issue body.
 func RenderMarkdown(w io.Writer, v View) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### Build lock `%s`\n\n", code(v.Lock))
+	fmt.Fprintf(&b, "### Build lock %s\n\n", markdown.Code(v.Lock))
 	fmt.Fprintf(&b, "**%s**", seatLine(v.Seats)) // trusted: numbers only
-	fmt.Fprintf(&b, " · schema %d · state updated %s · as of %s", v.SchemaVersion, EscapeMarkdown(orDash(v.UpdatedAt)), v.GeneratedAt)
+	fmt.Fprintf(&b, " · schema %d · state updated %s · as of %s", v.SchemaVersion, markdown.Text(orDash(v.UpdatedAt)), v.GeneratedAt)
 	if v.Repository != "" {
-		fmt.Fprintf(&b, " · `%s`", code(v.Repository))
+		fmt.Fprintf(&b, " · %s", markdown.Code(v.Repository))
 		if v.Branch != "" {
-			fmt.Fprintf(&b, "@`%s`", code(v.Branch))
+			fmt.Fprintf(&b, "@%s", markdown.Code(v.Branch))
 		}
 	}
 	b.WriteString("\n\n")
@@ -136,8 +138,8 @@ func RenderMarkdown(w io.Writer, v View) error {
 	if v.Incident != nil {
 		i := v.Incident
 		b.WriteString("> [!CAUTION]\n")
-		fmt.Fprintf(&b, "> Account incident `%s` (`%s`) blocks every admission since %s. After reconciling the Unity portal inventory, recover it with:\n",
-			code(i.IncidentID), code(i.Reason), EscapeMarkdown(i.ReportedAt))
+		fmt.Fprintf(&b, "> Account incident %s (%s) blocks every admission since %s. After reconciling the Unity portal inventory, recover it with:\n",
+			markdown.Code(i.IncidentID), markdown.Code(i.Reason), markdown.Text(i.ReportedAt))
 		b.WriteString(">\n> ```sh\n")
 		fmt.Fprintf(&b, "> %s\n", i.RecoveryCommand)
 		b.WriteString("> ```\n\n")
@@ -158,7 +160,7 @@ func RenderMarkdown(w io.Writer, v View) error {
 		b.WriteString("| Seat | Run | Job | Runner | Age | Lease left | Fencing token |\n|---:|---|---|---|---:|---:|---|\n")
 		for _, h := range v.Holders {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", h.Seat, runLink(h.Repository, h.RunID, h.RunAttempt, h.RunURL),
-				cell(h.Job), codeCell(h.RunnerID), age(h.AgeSeconds), leaseLeft(h.LeaseLeftSeconds), codeCell(h.FencingToken))
+				markdown.Cell(h.Job), markdown.CodeCell(h.RunnerID), age(h.AgeSeconds), leaseLeft(h.LeaseLeftSeconds), markdown.CodeCell(h.FencingToken))
 		}
 		b.WriteString("\n")
 	}
@@ -170,7 +172,7 @@ func RenderMarkdown(w io.Writer, v View) error {
 		b.WriteString("| Position | Run | Job | Runner | Waiting |\n|---:|---|---|---|---:|\n")
 		for _, q := range v.Queue {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", q.Position, runLink(q.Repository, q.RunID, q.RunAttempt, q.RunURL),
-				cell(q.Job), codeCell(q.RunnerID), age(q.WaitSeconds))
+				markdown.Cell(q.Job), markdown.CodeCell(q.RunnerID), age(q.WaitSeconds))
 		}
 		b.WriteString("\n")
 	}
@@ -181,12 +183,12 @@ func RenderMarkdown(w io.Writer, v View) error {
 	} else {
 		b.WriteString("| State | Runner | Age | Time left | Reservation | Reason |\n|---|---|---:|---:|---|---|\n")
 		for _, r := range v.Reservations {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(r.State), codeCell(r.RunnerID), age(r.AgeSeconds), timeLeft(r),
-				codeCell(r.ReservationID), cell(r.Reason))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", markdown.Cell(r.State), markdown.CodeCell(r.RunnerID), age(r.AgeSeconds), timeLeft(r),
+				markdown.CodeCell(r.ReservationID), markdown.Cell(r.Reason))
 		}
 		for _, r := range v.Reservations {
 			if r.RecoveryCommand != "" {
-				fmt.Fprintf(&b, "\nRecover quarantine `%s` after confirming the seat's cleanup:\n\n```sh\n%s\n```\n", code(r.ReservationID), r.RecoveryCommand)
+				fmt.Fprintf(&b, "\nRecover quarantine %s after confirming the seat's cleanup:\n\n```sh\n%s\n```\n", markdown.Code(r.ReservationID), r.RecoveryCommand)
 			}
 		}
 	}
@@ -320,94 +322,14 @@ func mermaidLabel(s string) string {
 	return out
 }
 
-// EscapeMarkdown makes untrusted text inert in GitHub Markdown: one line,
-// HTML special characters as entities, Markdown punctuation backslash-
-// escaped, @ as an entity (no mentions), and at most 200 characters.
-// Control characters and U+2028/U+2029 become spaces.
-func EscapeMarkdown(s string) string {
-	return escapeRunes(s, func(b *strings.Builder, r rune) {
-		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
-		case r == '@':
-			b.WriteString("&#64;")
-		case strings.ContainsRune("\\`*_{}[]()#+!|~", r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	})
-}
-
-// code prepares text for a single-backtick code span: backticks and
-// newlines cannot appear inside one, and | would still split a table cell.
-func code(s string) string {
-	return escapeRunes(s, func(b *strings.Builder, r rune) {
-		switch r {
-		case '`':
-			b.WriteByte('\'')
-		case '|':
-			b.WriteString("\\|")
-		default:
-			b.WriteRune(r)
-		}
-	})
-}
-
-// maxRunes bounds every rendered piece of untrusted text.
-const maxRunes = 200
-
-// escapeRunes writes at most maxRunes runes of s (then "…"), turning control
-// characters and U+2028/U+2029 into spaces and every other rune into what
-// esc writes for it.
-func escapeRunes(s string, esc func(b *strings.Builder, r rune)) string {
-	var b strings.Builder
-	count := 0
-	for _, r := range s {
-		if count == maxRunes {
-			b.WriteString("…")
-			break
-		}
-		count++
-		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' {
-			b.WriteByte(' ')
-			continue
-		}
-		esc(&b, r)
-	}
-	return b.String()
-}
-
-func cell(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return EscapeMarkdown(s)
-}
-
-func codeCell(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return "`" + code(s) + "`"
-}
-
 // runLink renders "repo run N (attempt A)" linked to the run when the URL
 // is http(s).
 func runLink(repository, runID, attempt, runURL string) string {
-	text := EscapeMarkdown(repository) + " run " + EscapeMarkdown(runID)
+	text := repository + " run " + runID
 	if attempt != "" && attempt != "1" {
-		text += " attempt " + EscapeMarkdown(attempt)
+		text += " attempt " + attempt
 	}
-	if u := httpURL(runURL); u != "" {
-		return "[" + text + "](" + strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "|", "%7C").Replace(u) + ")"
-	}
-	return text
+	return markdown.Link(text, runURL)
 }
 
 // plain reduces untrusted text to one printable line for the terminal.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // Clients an entry was written by, as far as its fields tell.
@@ -97,14 +98,14 @@ func BuildUpgrade(s *lockstate.State, cfg lockstate.Config, repository string, n
 		unready[id] = true
 	}
 	for _, h := range s.Holders {
-		e := UpgradeEntry{HolderID: oneLine(h.HolderID), RunURL: httpURL(h.RunURL), RunnerID: oneLine(h.RunnerID), Client: ClientOf(h.Entry), Blocks: u.Pending()}
+		e := UpgradeEntry{HolderID: oneLine(h.HolderID), RunURL: markdown.HTTPURL(h.RunURL), RunnerID: oneLine(h.RunnerID), Client: ClientOf(h.Entry), Blocks: u.Pending()}
 		v.Holders = append(v.Holders, e)
 		if e.Client == ClientOther {
 			v.OtherClients++
 		}
 	}
 	for _, q := range s.Queue {
-		e := UpgradeEntry{HolderID: oneLine(q.HolderID), RunURL: httpURL(q.RunURL), RunnerID: oneLine(q.RunnerID), Client: ClientOf(q), Blocks: unready[q.HolderID]}
+		e := UpgradeEntry{HolderID: oneLine(q.HolderID), RunURL: markdown.HTTPURL(q.RunURL), RunnerID: oneLine(q.RunnerID), Client: ClientOf(q), Blocks: unready[q.HolderID]}
 		v.Waiting = append(v.Waiting, e)
 		if e.Client == ClientOther {
 			v.OtherClients++

@@ -9,12 +9,11 @@
 // always render the same bytes, which is what the golden tests pin.
 //
 // Every string that came from lock state is treated as untrusted text:
-// Markdown output escapes it ([EscapeMarkdown]), Mermaid labels are reduced
+// Markdown output escapes it ([markdown.Text]), Mermaid labels are reduced
 // to a safe alphabet, and links are emitted only for http(s) URLs.
 package lockview
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -285,16 +284,6 @@ func seconds(d time.Duration) *int64 {
 func parse(s string) (time.Time, bool) {
 	t, ok := lockstate.ParseTime(s)
 	return t.UTC(), ok
-}
-
-// httpURL returns u when it is an absolute http(s) URL without
-// credentials, else "".
-func httpURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" || p.User != nil {
-		return ""
-	}
-	return p.String()
 }
 
 // oneLine collapses whitespace runs (including newlines) to one space.

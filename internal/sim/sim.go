@@ -164,7 +164,9 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	}
 	s.t0 = time.Now()
 	// GitHub's secondary rate limits are on, as on GitHub (issue 14).
-	s.em = emulator.New(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: serverURL, SecondaryLimits: emulator.GitHubSecondaryLimits()})
+	// Replica lag and branch-head conflicts are on, as on GitHub (issue 21;
+	// neighbours.go).
+	s.em = emulator.New(fidelityOptions(emulator.Options{Clock: clock.Real{}, Seed: int64(seed), ServerURL: serverURL, SecondaryLimits: emulator.GitHubSecondaryLimits()}))
 	s.em.AddOwner(owner, ownerID, true)
 	s.em.AddRepo(owner, lockRepo, lockRepoID, "main")
 	for _, r := range consumers {
@@ -196,7 +198,9 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	// Background actors: the scheduled reaper and the operator.
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgwg sync.WaitGroup
-	bgwg.Add(2)
+	s.seedNeighbours()
+	bgwg.Add(3)
+	go func() { defer bgwg.Done(); s.runNeighbours(bg) }()
 	go func() { defer bgwg.Done(); s.reaperLoop(bg) }()
 	go func() { defer bgwg.Done(); s.operatorLoop(bg) }()
 
@@ -248,6 +252,7 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 		c.Inspect(s.em)
 	}
 	rep := s.audit(healed, jobsDone, liveWaiting)
+	s.auditNeighbours(&rep)
 	rep.Seed = seed
 	if c.Debug {
 		var b strings.Builder

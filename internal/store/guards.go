@@ -39,13 +39,17 @@ func (e *RuleError) ReasonCode() string { return e.Rule }
 // ETag-cached by the client) and refuses a state branch equal to its
 // default_branch, before anything is written. GitHub compares branch names
 // case-sensitively, but a case variant of the default branch is refused too:
-// it can only be a mistake.
+// it can only be a mistake. A qualified name (refs/heads/<default>,
+// heads/<default>) is the default branch too: GitHub resolves refs as git
+// does (the actions refuse qualified names before this, lockaction
+// AmbiguousBranchName).
 func (s *Store) CheckStateBranch(ctx context.Context) error {
 	def, err := s.defaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	if strings.EqualFold(def, s.opts.Branch) {
+	short := strings.TrimPrefix(strings.TrimPrefix(s.opts.Branch, "refs/"), "heads/")
+	if strings.EqualFold(def, s.opts.Branch) || strings.EqualFold(def, short) {
 		return &RuleError{Rule: RuleStateBranchIsDefault, Message: fmt.Sprintf(
 			"refusing state branch %q of %s/%s: it is the repository's default branch, which holds the reviewed lock configs and caller policy; lock state must live on its own branch (default %s)",
 			s.opts.Branch, s.opts.Owner, s.opts.Repo, DefaultBranch)}

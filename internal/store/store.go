@@ -114,6 +114,14 @@ type Store struct {
 	reads     map[string]readMemo // last decoded Contents response per path and ref
 	defBranch string              // the repository's default branch, once read
 	repoID    int64               // and its numeric id
+
+	// Versions known to be older than an own write (monotonic.go).
+	seen         []string
+	older        map[string]struct{}
+	olderOrder   []string
+	staleIgnored int
+	wrote        bool
+	own          *Snapshot // the newest own write (kept across forget)
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's
@@ -175,7 +183,10 @@ func (s *Store) Lock() string { return s.opts.Lock }
 // through the client's ETag cache. A state that fails validation is returned
 // as the *lockstate.Error from Decode: nothing is ever written on top of it.
 func (s *Store) Load(ctx context.Context) (Snapshot, error) {
-	data, sha, err := s.readFile(ctx, s.StatePath(), s.opts.Branch)
+	data, sha, keep, err := s.readState(ctx)
+	if keep != nil {
+		return *keep, nil
+	}
 	if err != nil {
 		if ghclient.IsNotFound(err) {
 			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
@@ -184,6 +195,7 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 		}
 		return Snapshot{}, err
 	}
+	s.noteRead(sha)
 	if prev := s.cached(); prev != nil && prev.SHA == sha {
 		return *prev, nil
 	}
@@ -257,7 +269,9 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 		switch {
 		case err == nil:
 			snap := Snapshot{State: next, SHA: sha}
+			s.noteWrite(base.SHA, sha)
 			s.remember(snap)
+			s.rememberOwn(snap)
 			res.Snapshot, res.Written = snap, true
 			return res, nil
 		case ghclient.IsNotFound(err) && !branchCreated:
@@ -295,7 +309,9 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			if mayHaveApplied(err) {
 				res.Ambiguous = true
 			}
-			return res, err
+			// A rule refusal ends the Update at once (refusals.go): no
+			// later round can pass it.
+			return res, s.refusal(err, s.StatePath())
 		}
 		s.forget()
 		base = nil
@@ -393,10 +409,10 @@ func (s *Store) EnsureBranch(ctx context.Context) error {
 		})
 		return resp, err
 	})
-	if err != nil && ghclient.StatusOf(err) == http.StatusUnprocessableEntity {
+	if err != nil && ghclient.IsConflict(err) && ghclient.StatusOf(err) == http.StatusUnprocessableEntity {
 		return nil // "Reference already exists": another client won the race.
 	}
-	return err
+	return s.refusal(err, "refs/heads/"+b)
 }
 
 // readFile returns the bytes and blob SHA of path at ref ("" = default branch).
@@ -572,6 +588,12 @@ func (s *Store) remember(snap Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last = &snap
+}
+
+func (s *Store) rememberOwn(snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.own = &snap
 }
 
 func (s *Store) forget() {

@@ -416,3 +416,20 @@ func TestRevalidatedReadsReuseTheDecodeAndNewVersionsAreSeen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, lockstate.DefaultConfig(), cfg.Config, "a missing config is the default config")
 }
+
+// TestCheckStateBranchRefusesTheDefaultBranchByAnyName: the default branch
+// is refused by its short name, a case variant and its qualified names
+// (GitHub resolves refs/heads/main as the branch main); another branch is not.
+func TestCheckStateBranchRefusesTheDefaultBranchByAnyName(t *testing.T) {
+	f := newFixture(t)
+	for _, b := range []string{"main", "Main", "refs/heads/main", "heads/main"} {
+		s, err := store.New(store.Options{Client: f.client(t), Owner: owner, Repo: repo, Lock: lockName, Branch: b, Clock: f.clock})
+		require.NoError(t, err)
+		var re *store.RuleError
+		require.ErrorAs(t, s.CheckStateBranch(context.Background()), &re, b)
+		assert.Equal(t, store.RuleStateBranchIsDefault, re.Rule)
+	}
+	s, err := store.New(store.Options{Client: f.client(t), Owner: owner, Repo: repo, Lock: lockName, Branch: "refs/heads/lock-state", Clock: f.clock})
+	require.NoError(t, err)
+	assert.NoError(t, s.CheckStateBranch(context.Background()))
+}

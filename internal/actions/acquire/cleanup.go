@@ -79,6 +79,9 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 	if err != nil {
 		return lockstate.CleanupDecision{}, err
 	}
+	// Never decide the cleanup on a replica older than what this run
+	// already saw or wrote (GitHub's replica lag; store/monotonic.go).
+	st.Inherit(q.st)
 	req := lockstate.CleanupRequest{
 		HolderID:      q.id.HolderID,
 		RunAttempt:    q.id.RunAttempt,

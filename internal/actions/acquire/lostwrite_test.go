@@ -13,6 +13,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -98,15 +99,37 @@ func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
 			})
 		})
 	}
-	t.Run("a job that never held a seat reads nothing more", func(t *testing.T) {
+	t.Run("another job releasing the holder id after a stale read still releases", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			w.SeedState(emptyState())
+			j := w.NewJob("build", "runner-1")
+			require.NoError(t, run(context.Background(), j))
+			held := w.State().Holders
+			require.Len(t, held, 1)
+			// The hosted fallback release of a crashed licensed job: no
+			// admission marker of its own, the holder id given explicitly.
+			k := w.NewJob("release-fallback", "")
+			k.Env["GITHUB_RUN_ID"] = j.Env["GITHUB_RUN_ID"]
+			k.Input("holder-id", held[0].HolderID)
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, Count: 1})
+			require.NoError(t, releaseRun(context.Background(), k))
+			assert.Equal(t, "true", k.Outputs()["released"])
+			assert.Empty(t, w.State().Holders, "the seat is free again")
+			assert.Contains(t, k.Out.String(), "stale")
+		})
+	})
+	t.Run("a no-op release is confirmed at the branch head", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
 			w.SeedState(emptyState())
 			j := w.NewJob("build", "runner-1")
 			require.NoError(t, releaseRun(context.Background(), j))
 			assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
-			assert.Equal(t, int64(1), w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
-				"only the branch check: without this job's admission marker there is no head read")
+			assert.Equal(t, int64(2), w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
+				"the branch check and the head read")
+			assert.Contains(t, j.Out.String(), "Confirmed at the branch head")
+			assert.Zero(t, w.Puts())
 		})
 	})
 }
@@ -191,5 +214,26 @@ func TestUnreadableConfigRefreshCapsCapacity(t *testing.T) {
 		w.Em.RemoveFault(id)
 		require.NoError(t, <-done, "admitted once the config reads again")
 		assert.Len(t, w.State().Holders, 2)
+	})
+}
+
+// TestTimeoutWithAnUndecidedAdmissionIsAdmissionUnknown: the admission
+// write is still without an answer when timeout-minutes runs out and no
+// read decides it afterwards, so the retraction cannot run either: the
+// outcome is admission-unknown (as docs/actions.md says), not timeout, and
+// the release step, given the holder id, removes the admission if it landed.
+func TestTimeoutWithAnUndecidedAdmissionIsAdmissionUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.Stall})
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.ServerError, Status: 502, Skip: 1})
+		j := w.NewJob("build", "runner-1").Input("timeout-minutes", "1")
+		err := run(context.Background(), j)
+		require.Error(t, err)
+		assert.Equal(t, "admission-unknown", lockaction.ReasonCode(err), "%v", err)
+		assert.Equal(t, "admission-unknown", j.Outputs()["admission-result"])
+		assert.Equal(t, "false", j.Outputs()["acquired"])
+		assert.Equal(t, j.HolderID(), j.Outputs()["holder-id"])
 	})
 }

@@ -98,21 +98,31 @@ func (q *acquirer) blocked(ctx context.Context, dec lockstate.AcquireDecision) e
 	return q.refuse(ctx, result, inc, errors.New(incidentMessage(q.s.target.Lock, inc, result == resultAccountBlockedCleanupFailed)))
 }
 
-// timeout ends the wait at timeout-minutes: outputs, exact cleanup, error.
+// timeout ends the wait at timeout-minutes: exact cleanup, outputs, error.
+// When an admission write of this run may have landed without an answer
+// (admissionWritten) and the cleanup that would retract it failed too, the
+// outcome is not a plain timeout: it is admission-unknown (acquired=false,
+// the always() release removes the admission if it landed).
 func (q *acquirer) timeout(ctx context.Context) error {
 	q.timedOut = true
-	err := q.report(outcome{result: resultTimeout})
+	var cerr error
 	if q.mayNeedCleanup {
-		if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
+		if _, cerr = q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
 			q.a.Warning("Cleanup after the acquire timeout failed: " + cerr.Error())
 		}
 	}
+	result := resultTimeout
 	msg := fmt.Sprintf("timed out waiting for build lock %s after %d attempt(s) and %s ms. %s",
 		q.s.target.Lock, q.attempts, actionkit.FormatMillis(q.now().Sub(q.started)), q.holderContext())
-	if err != nil {
-		return &resultError{result: resultTimeout, err: fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)}
+	if q.admissionWritten && cerr != nil {
+		result = resultAdmissionUnknown
+		msg = fmt.Sprintf("could not decide whether this run was admitted to %s before timeout-minutes ran out: an admission write got no answer and retracting it failed (%v). acquired=false, so no licensed step runs; the always() release step (holder-id %s) removes the admission if it landed. %s",
+			q.s.target.Lock, cerr, q.id.HolderID, q.holderContext())
 	}
-	return &resultError{result: resultTimeout, err: errors.New(msg)}
+	if err := q.report(outcome{result: result}); err != nil {
+		return &resultError{result: result, err: fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)}
+	}
+	return &resultError{result: result, err: errors.New(msg)}
 }
 
 // refuse writes the outputs of a failed admission and returns cause with

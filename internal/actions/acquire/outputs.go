@@ -12,6 +12,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // Output names (spec §1.2), written together in this order, plus the
@@ -117,9 +118,9 @@ func (q *acquirer) reportFailure(ctx context.Context, err error) {
 // (local runs) is not a failure.
 func (q *acquirer) summary(o outcome, wait time.Duration) {
 	rows := []actionkit.Row{
-		{Field: "Outcome", Value: actionkit.Code(o.result)},
-		{Field: "Lock", Value: actionkit.Code(q.s.target.Lock)},
-		{Field: "Holder ID", Value: actionkit.Code(q.id.HolderID)},
+		{Field: "Outcome", Value: markdown.Code(o.result)},
+		{Field: "Lock", Value: markdown.Code(q.s.target.Lock)},
+		{Field: "Holder ID", Value: markdown.Code(q.id.HolderID)},
 		{Field: "Waited", Value: wait.Round(time.Second).String() + fmt.Sprintf(" (%d polls)", q.attempts)},
 	}
 	entry := "not queued (admitted at the first read)"
@@ -128,27 +129,27 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	}
 	rows = append(rows, actionkit.Row{Field: "Queue position at entry", Value: entry})
 	if o.fencing > 0 {
-		rows = append(rows, actionkit.Row{Field: "Fencing token", Value: actionkit.Code(strconv.FormatInt(o.fencing, 10))})
+		rows = append(rows, actionkit.Row{Field: "Fencing token", Value: markdown.Code(strconv.FormatInt(o.fencing, 10))})
 	}
 	if o.quarantineRecovered {
 		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: "yes (same runner)"})
 	}
 	if q.configMissing {
-		rows = append(rows, actionkit.Row{Field: "Lock config", Value: actionkit.Code(q.st.ConfigPath()) + " is missing: defaults (one seat)"})
+		rows = append(rows, actionkit.Row{Field: "Lock config", Value: markdown.Code(q.st.ConfigPath()) + " is missing: defaults (one seat)"})
 	}
 	if d := q.drainWaited + q.drainOngoing(); d > 0 {
 		rows = append(rows, actionkit.Row{Field: "Waited for an upgrade", Value: d.Round(time.Second).String() + " (admission paused while the lock drained)"})
 	}
 	if o.result != resultAcquired && q.wait.blocker != "" {
-		rows = append(rows, actionkit.Row{Field: "Blocked by", Value: actionkit.Cell(q.wait.blocker)})
+		rows = append(rows, actionkit.Row{Field: "Blocked by", Value: markdown.Message(q.wait.blocker)})
 	}
 	rows = append(rows, stateRows(q.last)...)
 	if o.incident != nil {
-		rows = append(rows, actionkit.Row{Field: "Incident", Value: actionkit.Code(o.incident.IncidentID) + " " +
-			actionkit.Cell(o.incident.Reason) + " " + actionkit.Link("source run", o.incident.RunURL)})
+		rows = append(rows, actionkit.Row{Field: "Incident", Value: markdown.Code(o.incident.IncidentID) + " " +
+			markdown.Text(o.incident.Reason) + " " + markdown.Link("source run", o.incident.RunURL)})
 	}
 	if o.stateSHA != "" {
-		rows = append(rows, actionkit.Row{Field: "State SHA", Value: actionkit.Code(o.stateSHA)})
+		rows = append(rows, actionkit.Row{Field: "State SHA", Value: markdown.Code(o.stateSHA)})
 	}
 	err := q.a.Summary(actionkit.Table("Build lock "+q.s.target.Lock+": "+o.result, rows))
 	if err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
@@ -163,15 +164,15 @@ func stateRows(s *lockstate.State) []actionkit.Row {
 	}
 	var holders []string
 	for _, h := range s.Holders {
-		holders = append(holders, actionkit.Link(h.HolderID, h.RunURL)+" on "+actionkit.Code(h.RunnerID))
+		holders = append(holders, markdown.Link(h.HolderID, h.RunURL)+" on "+markdown.Code(h.RunnerID))
 	}
 	var res []string
 	for _, r := range s.Reservations {
-		v := actionkit.Code(r.State) + " " + actionkit.Cell(r.RunnerID)
+		v := markdown.Code(r.State) + " " + markdown.Text(r.RunnerID)
 		if r.AvailableAt != "" {
-			v += " until " + actionkit.Cell(r.AvailableAt)
+			v += " until " + markdown.Text(r.AvailableAt)
 		}
-		res = append(res, v+" ("+actionkit.Link(r.HolderID, r.RunURL)+")")
+		res = append(res, v+" ("+markdown.Link(r.HolderID, r.RunURL)+")")
 	}
 	return []actionkit.Row{
 		{Field: "Current holders", Value: strings.Join(holders, "<br>")},

@@ -41,6 +41,28 @@ func TestStateBranchEqualToTheDefaultBranchIsRefusedBeforeAnyWrite(t *testing.T)
 	})
 }
 
+// TestQualifiedStateBranchIsRefusedBeforeAnyRequest: GitHub resolves
+// refs/heads/main as the branch main (and heads/main, tags/x, HEAD, a
+// commit id as git does), so a qualified state-branch would reach the
+// default branch past the name comparison. Refused before any request.
+func TestQualifiedStateBranchIsRefusedBeforeAnyRequest(t *testing.T) {
+	for _, branch := range []string{"refs/heads/main", "heads/main", "refs/heads/lock-state", "tags/v1", "HEAD"} {
+		t.Run(branch, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1").Input("state-branch", branch)
+				err := run(context.Background(), j)
+				require.Error(t, err)
+				assert.Equal(t, "state-branch-ambiguous", lockaction.ReasonCode(err))
+				assert.Equal(t, int64(0), w.Em.Metrics().Requests)
+				err = release.Run(context.Background(), j.Deps())
+				assert.Equal(t, "state-branch-ambiguous", lockaction.ReasonCode(err))
+				assert.Equal(t, int64(0), w.Em.Metrics().Requests)
+			})
+		})
+	}
+}
+
 func TestReservedLockNamesAreRefusedBeforeAnyRequest(t *testing.T) {
 	for _, name := range []string{"policy", "Policy", "unity.config", "seats.CONFIG", "README"} {
 		t.Run(name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator/openapi"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -69,8 +70,12 @@ func KeyPEM() string { Setup(); return keyPEM }
 type World struct {
 	T  testing.TB
 	Em *emulator.Emulator
-	mu sync.Mutex
-	n  int
+	// API is the transport of every job's steps: the emulator's, checked
+	// against GitHub's API description (internal/emulator/openapi; the
+	// test fails on a violation).
+	API *openapi.Recorder
+	mu  sync.Mutex
+	n   int
 }
 
 // NewWorld builds the world; config is the lock config JSON ("" = none).
@@ -85,7 +90,7 @@ func NewWorld(t testing.TB, config string) *World {
 	em.AddApp(AppID, &key.PublicKey)
 	em.InstallApp(AppID, Owner, []string{LockRepo})
 	em.AddToken(ConsumerToken, emulator.TokenScope{Label: "consumer", Repos: []string{Owner + "/" + Consumer}})
-	w := &World{T: t, Em: em}
+	w := &World{T: t, Em: em, API: openapi.Attach(t, em.Transport())}
 	if config != "" {
 		w.SetConfig(config)
 	}
@@ -236,7 +241,7 @@ func (j *Job) Deps() actionkit.Deps {
 	return actionkit.Deps{
 		Getenv:    func(k string) string { return env[k] },
 		Stdout:    j.Out,
-		Transport: j.w.Em.Transport(),
+		Transport: j.w.API,
 		Signals:   j.Signals,
 		Clock:     clock.Real{},
 		Jitter:    func() float64 { return 0.5 },

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -151,22 +152,22 @@ func report(a *actionio.IO, dec changes.Decision, event, base, head string) erro
 	}
 	a.Notice(msg)
 	rows := []actionkit.Row{
-		{Field: "unity-required", Value: actionkit.Code(fmt.Sprint(dec.UnityRequired))},
-		{Field: "Reason", Value: actionkit.Code(dec.Reason)},
-		{Field: "Event", Value: actionkit.Code(changes.DisplayPath(event))},
+		{Field: "unity-required", Value: markdown.Code(fmt.Sprint(dec.UnityRequired))},
+		{Field: "Reason", Value: markdown.Code(dec.Reason)},
+		{Field: "Event", Value: markdown.Code(changes.DisplayPath(event))},
 	}
 	if base != "" {
-		rows = append(rows, actionkit.Row{Field: "Compared", Value: actionkit.Code(base[:12]) + " → " + actionkit.Code(head[:12])},
+		rows = append(rows, actionkit.Row{Field: "Compared", Value: markdown.Code(base[:12]) + " → " + markdown.Code(head[:12])},
 			actionkit.Row{Field: "Changed paths", Value: fmt.Sprint(dec.Paths)})
 	}
 	if dec.ForcedBy != "" {
-		rows = append(rows, actionkit.Row{Field: "First path that requires Unity", Value: actionkit.Code(changes.DisplayPath(dec.ForcedBy))})
+		rows = append(rows, actionkit.Row{Field: "First path that requires Unity", Value: markdown.Code(changes.DisplayPath(dec.ForcedBy))})
 	}
 	if dec.Via != "" {
-		rows = append(rows, actionkit.Row{Field: "Read by Unity through", Value: actionkit.Cell(dec.Via)})
+		rows = append(rows, actionkit.Row{Field: "Read by Unity through", Value: markdown.Message(dec.Via)})
 	}
 	if dec.Unsure != "" {
-		rows = append(rows, actionkit.Row{Field: "Undecided because", Value: actionkit.Cell(dec.Unsure)})
+		rows = append(rows, actionkit.Row{Field: "Undecided because", Value: markdown.Message(dec.Unsure)})
 	}
 	if err := a.Summary(actionkit.Table("Unity change classification", rows)); err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		a.Warning("Could not write the job summary: " + err.Error())

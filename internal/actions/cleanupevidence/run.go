@@ -11,6 +11,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -103,12 +104,12 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	a.Notice(fmt.Sprintf("Cleanup evidence classified by rule %d (%s): %s/%s/%s.", v.Rule.Number, v.Rule.Name, v.Report.Status, v.Report.Health, v.Report.Reason))
 	_ = a.Summary(actionkit.Table("Unity cleanup evidence", []actionkit.Row{
-		{Field: "Rule", Value: fmt.Sprintf("%d (%s)", v.Rule.Number, actionkit.Cell(v.Rule.Name))},
+		{Field: "Rule", Value: fmt.Sprintf("%d (%s)", v.Rule.Number, markdown.Text(v.Rule.Name))},
 		{Field: "Cleanup status", Value: v.Report.Status},
 		{Field: "Health", Value: v.Report.Health},
-		{Field: "Reason", Value: actionkit.Code(v.Report.Reason)},
+		{Field: "Reason", Value: markdown.Code(v.Report.Reason)},
 		{Field: "Supplemental files", Value: strconv.Itoa(len(supp.raw))},
-		{Field: "Evidence digest", Value: actionkit.Code(digest)},
+		{Field: "Evidence digest", Value: markdown.Code(digest)},
 	}))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/cleanup"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 )
@@ -75,8 +76,8 @@ func Run(ctx context.Context, deps Deps) error {
 	})
 	_ = a.Summary(actionkit.Table("Unity cleanup gate", []actionkit.Row{
 		{Field: "Cleanup safe", Value: fmt.Sprint(d.Safe)},
-		{Field: "Rule", Value: actionkit.Code(string(d.Code))},
-		{Field: "Detail", Value: actionkit.Cell(d.Message)},
+		{Field: "Rule", Value: markdown.Code(string(d.Code))},
+		{Field: "Detail", Value: markdown.Message(d.Message)},
 	}))
 	if !d.Safe {
 		return &UnsafeError{Code: string(d.Code), Message: "unity cleanup not confirmed (" + string(d.Code) + "): " + d.Message}

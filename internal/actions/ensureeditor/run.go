@@ -13,6 +13,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fileid"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/signature"
@@ -148,11 +149,11 @@ func Run(ctx context.Context, deps Deps) error {
 		groups = append(groups, g.Name)
 	}
 	_ = a.Summary(actionkit.Table("Unity editor", []actionkit.Row{
-		{Field: "Editor", Value: actionkit.Code(got.EditorPath)},
-		{Field: "Profile", Value: actionkit.Code(got.ProvisioningProfile)},
-		{Field: "Module groups", Value: actionkit.Cell(strings.Join(groups, ", "))},
-		{Field: "Signer thumbprint", Value: actionkit.Code(got.SignerThumbprint)},
-		{Field: "Diagnostics", Value: actionkit.Code(in.diagnostics)},
+		{Field: "Editor", Value: markdown.Code(got.EditorPath)},
+		{Field: "Profile", Value: markdown.Code(got.ProvisioningProfile)},
+		{Field: "Module groups", Value: markdown.Text(strings.Join(groups, ", "))},
+		{Field: "Signer thumbprint", Value: markdown.Code(got.SignerThumbprint)},
+		{Field: "Diagnostics", Value: markdown.Code(in.diagnostics)},
 	}))
 	a.Notice("Unity " + in.version + " editor validated: " + got.EditorPath)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/google/go-github/v66/github"
@@ -208,19 +209,19 @@ func (p *preflight) writeOutputs(rep runners.Report) error {
 func (p *preflight) summary(rep *runners.Report, groups int, fail *Error) {
 	var b strings.Builder
 	b.WriteString("### Unity runner preflight\n\n")
-	fmt.Fprintf(&b, "Repository %s:", actionkit.Code(p.in.Owner+"/"+p.in.Repository))
+	fmt.Fprintf(&b, "Repository %s:", markdown.Code(p.in.Owner+"/"+p.in.Repository))
 	if rep != nil {
 		fmt.Fprintf(&b, " %d visible runner group(s), %d registered runner(s) (%d online, %d busy).\n\n", groups, rep.Registered, rep.Online, rep.Busy)
 		b.WriteString("| Label set | Runners | Verdict |\n|---|---|---|\n")
 		for _, s := range rep.Sets {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", actionkit.Code(strings.Join(s.Labels, ", ")), runnerCell(s.Runners), verdictCell(s))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", markdown.Code(strings.Join(s.Labels, ", ")), runnerCell(s.Runners), verdictCell(s))
 		}
 		b.WriteString("\n")
 	} else {
 		b.WriteString(" the inventory was not read.\n\n")
 	}
 	if fail != nil {
-		fmt.Fprintf(&b, "**Failed: %s.** %s\n", actionkit.Code(fail.Reason), actionkit.Cell(fail.Message))
+		fmt.Fprintf(&b, "**Failed: %s.** %s\n", markdown.Code(fail.Reason), markdown.Message(fail.Message))
 	}
 	if err := p.a.Summary(b.String()); err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		p.a.Warning("Could not write the job summary: " + err.Error())
@@ -245,7 +246,7 @@ func runnerCell(rs []runners.Runner) string {
 		if r.Busy {
 			busy = "busy"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s, %s)", actionkit.Cell(runners.DisplayName(r.Name)), state, busy))
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", markdown.Text(runners.DisplayName(r.Name)), state, busy))
 	}
 	return strings.Join(parts, "<br>")
 }

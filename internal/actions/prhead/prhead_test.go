@@ -154,7 +154,7 @@ func (g *gate) HoldUntil(t time.Time) { g.held = append(g.held, t) }
 // nothing of the guard, whose request went out inside the window.
 func TestGuardSharesServerDirectedWaits(t *testing.T) {
 	check := func(t *testing.T, w *actiontest.World, g *gate) error {
-		_, err := guard.Checker{Transport: w.Em.Transport(), Gate: g}.Check(context.Background(), guard.Request{
+		_, err := guard.Checker{Transport: w.API, Gate: g}.Check(context.Background(), guard.Request{
 			APIURL: actiontest.APIURL, Repository: actiontest.Owner + "/" + actiontest.Consumer, Number: "5",
 			ExpectedSHA: headA, Token: actiontest.ConsumerToken})
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap/reaptest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // hostileQueue returns n queue entries, each of its own run (ids from
@@ -59,7 +60,7 @@ func TestReapHostileDocumentIsBounded(t *testing.T) {
 		assert.Zero(t, m.Routes["GET /repos/{owner}/{repo}/actions/runs/{run_id}"].Requests, "no per-entry read")
 		assert.Equal(t, int64(1), m.Routes["GET /repos/{owner}/{repo}"].Requests, "only the lock repository's own check: no repository probe")
 		assert.Equal(t, []string{seedM}, w.Messages(), "nothing written")
-		assert.Contains(t, w.Summary(), reap.CodeStateTooLarge)
+		assert.Contains(t, w.Summary(), markdown.Text(reap.CodeStateTooLarge))
 	})
 }
 
@@ -93,7 +94,7 @@ func TestReapHostileDocumentUnderTheBound(t *testing.T) {
 		assert.Equal(t, s.Queue, w.State().Queue, "nothing unverified changes")
 		assert.Contains(t, w.Stdout.String(), "::warning::"+reap.CodeRequestBudgetSpent)
 		sum := w.Summary()
-		assert.Contains(t, sum, "The status scan stopped early (REAP_REQUEST_BUDGET_SPENT)")
+		assert.Contains(t, sum, markdown.Text("The status scan stopped early (REAP_REQUEST_BUDGET_SPENT)"))
 		assert.Contains(t, sum, "not verified: the run's request budget was spent")
 	})
 }
@@ -354,7 +355,7 @@ func TestReapRefusedCheckpointIsNotAFailure(t *testing.T) {
 		w.SeedState(s)
 		var mu sync.Mutex
 		puts := 0
-		tr := &hookTransport{next: w.Em.Transport(), match: func(r *http.Request) bool {
+		tr := &hookTransport{next: w.API, match: func(r *http.Request) bool {
 			if !isStatePut(r) {
 				return false
 			}

@@ -65,11 +65,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 
 	"github.com/google/go-github/v66/github"
 
@@ -197,6 +198,18 @@ func (e *Error) Error() string {
 
 // Unwrap returns the first underlying failure.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ReasonCode is the stable code in the ::error title and the summary's
+// "Refused" heading (lockaction.Reasoned): the underlying failure's own
+// reason when it names one an operator acts on (state-branch-rules), else
+// the REAP_ code; the message carries both.
+func (e *Error) ReasonCode() string {
+	var r lockaction.Reasoned
+	if errors.As(e.Err, &r) && r.ReasonCode() != "" {
+		return r.ReasonCode()
+	}
+	return e.Code
+}
 
 // Deps are the injectable edges of the reaper: Getenv and Stdout are
 // required; Clock, Jitter, Transport and NewID default to the real ones.

@@ -20,6 +20,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 const (
@@ -39,7 +40,7 @@ const (
 
 func deps(w *reaptest.World, tr http.RoundTripper) reap.Deps {
 	if tr == nil {
-		tr = w.Em.Transport()
+		tr = w.API
 	}
 	return reap.Deps{Getenv: w.Getenv, Stdout: w.Stdout, Transport: tr, NewID: w.NewID, Jitter: func() float64 { return 0.5 }}
 }
@@ -191,7 +192,7 @@ func TestReapsEveryCrashedHolderInOneRun(t *testing.T) {
 			"no recorded numeric job id",
 			"quarantined as res-",
 		} {
-			assert.Contains(t, sum, want)
+			assert.Contains(t, sum, markdown.Text(want))
 		}
 		assertNoSecrets(t, w, err)
 	})
@@ -261,7 +262,7 @@ func TestReapScanDeadlineChangesNothingUnverified(t *testing.T) {
 		sum := w.Summary()
 		assert.Contains(t, sum, "status-scan deadline elapsed: 3 entries were not verified")
 		assert.Contains(t, sum, "scan deadline elapsed during the status read")
-		assert.Contains(t, sum, "REAP_DEADLINE_ELAPSED")
+		assert.Contains(t, sum, markdown.Text("REAP_DEADLINE_ELAPSED"))
 	})
 }
 
@@ -329,7 +330,7 @@ func TestReapConflictReappliesOnlyProvenChanges(t *testing.T) {
 			s.Holders = []lockstate.Holder{dead}
 			w.SeedState(s)
 			newcomer := entry(game, run(w, game, "queued", ""), "r9", 0, now)
-			tr := &hookTransport{next: w.Em.Transport(), match: isStatePut, before: func() {
+			tr := &hookTransport{next: w.API, match: isStatePut, before: func() {
 				c := s.Clone()
 				c.Queue = append(c.Queue, newcomer)
 				w.SeedState(c)
@@ -354,7 +355,7 @@ func TestReapConflictReappliesOnlyProvenChanges(t *testing.T) {
 			w.SeedState(s)
 			fresh := old
 			fresh.RunAttempt, fresh.AcquiredAt, fresh.QueuedAt = "2", lockstate.FormatTime(now), lockstate.FormatTime(now)
-			tr := &hookTransport{next: w.Em.Transport(), match: isStatePut, before: func() {
+			tr := &hookTransport{next: w.API, match: isStatePut, before: func() {
 				c := s.Clone()
 				c.Holders = []lockstate.Holder{fresh}
 				w.SeedState(c)
@@ -439,7 +440,7 @@ func TestReapAutoRecoversQuarantinesAtSchema5(t *testing.T) {
 			assert.Equal(t, lockstate.ReservationQuarantine, byID["q-active"].State)
 			sum := w.Summary()
 			assert.Contains(t, sum, "younger than the 4h0m0s auto-recovery grace")
-			assert.Contains(t, sum, "live: owning run is in_progress")
+			assert.Contains(t, sum, markdown.Text("live: owning run is in_progress"))
 		})
 	})
 	t.Run("cooldown 0 frees the slot", func(t *testing.T) {
@@ -612,6 +613,26 @@ func TestReapMainExitCodes(t *testing.T) {
 		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), deps(w, nil), nil))
 		assert.Contains(t, w.Stdout.String(), "::error title=reader-credentials::")
 		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), reap.Deps{}, nil))
+	})
+}
+
+// TestReapFailureCodeIsTheErrorTitle: a reaper failure carries its REAP_
+// code in the ::error title, as every refusal of the suite does, and in
+// the summary's heading.
+func TestReapFailureCodeIsTheErrorTitle(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := reaptest.New(t, cfgLifecycle)
+		now := time.Now()
+		s := state(4)
+		s.Queue = []lockstate.Entry{entry(game, run(w, game, "completed", "cancelled"), "r2", 0, now)}
+		w.SeedState(s)
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/game/actions/runs/", Kind: emulator.Stall})
+		assert.Equal(t, lockaction.ExitFailure, reap.Main(context.Background(), deps(w, nil), nil))
+		out := w.Stdout.String()
+		assert.Contains(t, out, "::error title="+reap.CodeDeadlineElapsed+"::")
+		assert.NotContains(t, out, "::error::")
+		assert.Contains(t, w.Summary(), "Refused: `"+reap.CodeDeadlineElapsed+"`")
 	})
 }
 

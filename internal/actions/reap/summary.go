@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // summary renders every decision with its evidence as the job summary (or
@@ -15,32 +16,32 @@ import (
 func (r *reaper) summary() error {
 	now := r.d.Clock.Now()
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Reap stale build locks: `%s`\n\n", r.lock())
+	fmt.Fprintf(&b, "## Reap stale build locks: %s\n\n", markdown.Code(r.lock()))
 	head := r.headline()
-	fmt.Fprintf(&b, "%s\n\n", head)
+	fmt.Fprintf(&b, "%s\n\n", markdown.Message(head))
 	st := r.latest.State
 	if st != nil {
-		fmt.Fprintf(&b, "State `%s` (schema %d) on `%s` branch `%s`: %d holder(s), %d queued, %d reservation(s)",
-			orDash(shortSHA(r.latest.SHA)), st.SchemaVersion, r.lk.Target.Repository(), r.lk.Target.Branch,
+		fmt.Fprintf(&b, "State %s (schema %d) on %s branch %s: %d holder(s), %d queued, %d reservation(s)",
+			markdown.Code(orDash(shortSHA(r.latest.SHA))), st.SchemaVersion, markdown.Code(r.lk.Target.Repository()), markdown.Code(r.lk.Target.Branch),
 			len(st.Holders), len(st.Queue), len(st.Reservations))
 		if st.ActiveIncident != nil {
-			fmt.Fprintf(&b, ", active account incident `%s`", st.ActiveIncident.IncidentID)
+			fmt.Fprintf(&b, ", active account incident %s", markdown.Code(st.ActiveIncident.IncidentID))
 		}
 		b.WriteString(".\n\n")
 	}
-	fmt.Fprintf(&b, "Started %s, finished %s; status-scan deadline %s, write deadline %s. Outputs: `reaped=%t`, `state-sha=%s`.\n\n",
+	fmt.Fprintf(&b, "Started %s, finished %s; status-scan deadline %s, write deadline %s. Outputs: `reaped=%t`, %s.\n\n",
 		lockstate.FormatTime(r.start), lockstate.FormatTime(now),
-		lockstate.FormatTime(r.start.Add(ScanBudget)), lockstate.FormatTime(r.start.Add(TotalBudget)), r.reaped, orDash(r.latest.SHA))
+		lockstate.FormatTime(r.start.Add(ScanBudget)), lockstate.FormatTime(r.start.Add(TotalBudget)), r.reaped, markdown.Code("state-sha="+orDash(r.latest.SHA)))
 	fmt.Fprintf(&b, "Request budget: %d of %d requests used (%d of the budget kept back from the status scan for checkpoint writes; %d refused). Every request counts: 304 revalidations, installation lookups and token mints included.\n\n",
 		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), r.budget.Refused())
 	if r.budgetStop {
-		fmt.Fprintf(&b, "**%s**\n\n", r.budgetWarning())
+		fmt.Fprintf(&b, "**%s**\n\n", markdown.Message(r.budgetWarning()))
 	}
 	if r.refusal != nil {
-		fmt.Fprintf(&b, "**%s**\n\n", cell(r.refusal.Error()))
+		fmt.Fprintf(&b, "**%s**\n\n", markdown.Message(r.refusal.Error()))
 	}
 	for _, n := range r.notes {
-		fmt.Fprintf(&b, "%s\n\n", n)
+		fmt.Fprintf(&b, "%s\n\n", markdown.Message(n))
 	}
 	if len(r.rows) > 0 {
 		b.WriteString("| # | Kind | Entry | Run read | Job read | Timestamps | Verdict | Action |\n")
@@ -51,17 +52,17 @@ func (r *reaper) summary() error {
 				runRead = fmt.Sprintf("%s (read %s)", rw.obs.RunNote, lockstate.FormatTime(rw.obs.Evidence.ObservedAt))
 				jobRead = orDash(rw.obs.JobNote)
 			}
-			entry := "`" + rw.id + "`"
-			if rw.runURL != "" {
-				entry += " ([run](" + rw.runURL + "))"
+			entry := markdown.Code(rw.id)
+			if markdown.HTTPURL(rw.runURL) != "" {
+				entry += " (" + markdown.Link("run", rw.runURL) + ")"
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, rw.kind,
-				cell(entry), cell(runRead), cell(jobRead), cell(rw.times), cell(rw.verdict), cell(orDash(rw.action)))
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, markdown.Text(string(rw.kind)),
+				entry, markdown.Message(runRead), markdown.Message(jobRead), markdown.Message(rw.times), markdown.Message(rw.verdict), markdown.Message(orDash(rw.action)))
 		}
 		b.WriteString("\n")
 	}
 	for _, err := range append(append([]error(nil), r.checkpointErr...), r.evidenceErrs...) {
-		fmt.Fprintf(&b, "- %s\n", cell(err.Error()))
+		fmt.Fprintf(&b, "- %s\n", markdown.Message(err.Error()))
 	}
 	r.a.Notice(head)
 	md := b.String()
@@ -121,10 +122,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// cell makes text safe inside one markdown table cell.
-func cell(s string) string {
-	s = actionio.OneLine(s)
-	return strings.ReplaceAll(s, "|", "\\|")
 }

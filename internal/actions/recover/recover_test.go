@@ -25,7 +25,7 @@ func TestActionRunsTheSharedRecovery(t *testing.T) {
 		w.Env["INPUT_OPERATION"] = "recover"
 		w.Env["INPUT_RESERVATION_ID"] = "q-missing"
 		w.Env["INPUT_RESOURCE_SAFE"] = "true"
-		d := recoveraction.Deps{Getenv: func(k string) string { return w.Env[k] }, Stdout: w.Stdout, Transport: w.Em.Transport()}
+		d := recoveraction.Deps{Getenv: func(k string) string { return w.Env[k] }, Stdout: w.Stdout, Transport: w.API}
 		err := recoveraction.Run(context.Background(), d)
 		assert.Equal(t, string(lockstate.CodeReservationNotFound), lockaction.ReasonCode(err))
 		assert.Equal(t, lockaction.ExitFailure, recoveraction.Main(context.Background(), d, nil))

@@ -8,6 +8,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 )
 
 // Output names (spec §1.4), always written together in this order.
@@ -62,29 +63,29 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 // summary appends the release table to the job summary.
 func (r *releaser) summary(dec lockstate.CleanupDecision, sha string) {
 	rows := []actionkit.Row{
-		{Field: "Outcome", Value: actionkit.Code(string(dec.Result))},
-		{Field: "Lock", Value: actionkit.Code(r.s.target.Lock)},
-		{Field: "Holder ID", Value: actionkit.Code(r.s.holderID)},
-		{Field: "Report", Value: actionkit.Cell(r.s.report.Status + " / " + r.s.report.Health + " / " + r.s.report.Reason)},
+		{Field: "Outcome", Value: markdown.Code(string(dec.Result))},
+		{Field: "Lock", Value: markdown.Code(r.s.target.Lock)},
+		{Field: "Holder ID", Value: markdown.Code(r.s.holderID)},
+		{Field: "Report", Value: markdown.Text(r.s.report.Status + " / " + r.s.report.Health + " / " + r.s.report.Reason)},
 	}
 	if r.s.degradedCode != "" {
-		rows = append(rows, actionkit.Row{Field: "Report validation error", Value: actionkit.Code(string(r.s.degradedCode))})
+		rows = append(rows, actionkit.Row{Field: "Report validation error", Value: markdown.Code(string(r.s.degradedCode))})
 	}
 	if dec.Reservation != nil {
-		v := actionkit.Code(dec.Reservation.State) + " " + actionkit.Code(dec.Reservation.ReservationID)
+		v := markdown.Code(dec.Reservation.State) + " " + markdown.Code(dec.Reservation.ReservationID)
 		if dec.Reservation.AvailableAt != "" {
-			v += " until " + actionkit.Cell(dec.Reservation.AvailableAt)
+			v += " until " + markdown.Text(dec.Reservation.AvailableAt)
 		}
 		rows = append(rows, actionkit.Row{Field: "Reservation", Value: v})
 	}
 	if dec.HeldBy != "" {
-		rows = append(rows, actionkit.Row{Field: "Now held by", Value: actionkit.Link(dec.HeldBy, dec.HeldByRunURL)})
+		rows = append(rows, actionkit.Row{Field: "Now held by", Value: markdown.Link(dec.HeldBy, dec.HeldByRunURL)})
 	}
 	if dec.IncidentID != "" {
-		rows = append(rows, actionkit.Row{Field: "Incident", Value: actionkit.Code(dec.IncidentID)})
+		rows = append(rows, actionkit.Row{Field: "Incident", Value: markdown.Code(dec.IncidentID)})
 	}
 	if sha != "" {
-		rows = append(rows, actionkit.Row{Field: "State SHA", Value: actionkit.Code(sha)})
+		rows = append(rows, actionkit.Row{Field: "State SHA", Value: markdown.Code(sha)})
 	}
 	err := r.a.Summary(actionkit.Table("Build lock "+r.s.target.Lock+": "+string(dec.Result), rows))
 	if err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {

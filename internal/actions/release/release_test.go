@@ -281,6 +281,44 @@ func TestAmbiguousReleaseIsReconciled(t *testing.T) {
 	})
 }
 
+// TestEveryAnswerLostIsDecidedByAReadAtTheHead: every answer to the
+// release's writes is lost until the release deadline (the first write
+// landed; each retry would have been refused, unseen). One read at the
+// branch head afterwards decides: the entry is gone, so the release landed
+// and is reported with its cooldown, exit 0. With the entry still there the
+// failure stands.
+func TestEveryAnswerLostIsDecidedByAReadAtTheHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("resource-cleanup-status", "confirmed")
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost})
+		require.NoError(t, rel(j))
+		out := j.Outputs()
+		assert.Equal(t, "true", out["released"])
+		assert.Equal(t, "cooldown-started", out["cleanup-result"])
+		s := w.State()
+		assert.Empty(t, s.Holders)
+		require.Len(t, s.Reservations, 1)
+		assert.Equal(t, s.Reservations[0].ReservationID, out["reservation-id"])
+		assert.Contains(t, j.Out.String(), "so the release landed")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, lifecycle60)
+		seedSchema(w, 4)
+		j := w.NewJob("build", "runner-1")
+		hold(t, j)
+		j.Input("resource-cleanup-status", "confirmed")
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.TransportReset})
+		err := rel(j)
+		require.Error(t, err)
+		assert.Equal(t, "lock-release-unreachable", j.Outputs()["cleanup-result"], "nothing landed: the record stays in doubt")
+		assert.Len(t, w.State().Holders, 1)
+	})
+}
+
 // TestRunnerIDRequiredFromSchema3: from schema 3 a release needs the
 // runner's identity; an empty runner-id is the runner's own RUNNER_NAME,
 // and only a step with neither is refused.

@@ -65,6 +65,39 @@ type releaser struct {
 	a     *actionio.IO
 	s     settings
 	start time.Time
+	// attempted are the decisions of every cleanup write sent, answered
+	// or not (reconcile merges them with the state read afterwards).
+	attempted []lockstate.CleanupDecision
+}
+
+// SettleWindow bounds the read that decides a cleanup write whose every
+// answer was lost until the release deadline: reads only, at most this
+// long past the deadline.
+const SettleWindow = 30 * time.Second
+
+// settle reads the state at the branch head after a cleanup write whose
+// outcome is unknown (cause) and decides it: when no entry of the holder id
+// is left, the release landed and is reported from that state (ok). An
+// entry still there, or a failed read, leaves the failure as it was.
+func (r *releaser) settle(ctx context.Context, st *store.Store, cause error) (store.Result, lockstate.CleanupDecision, bool) {
+	snap, commit, err := st.LoadFresh(ctx)
+	if err != nil {
+		r.a.Warning(fmt.Sprintf("The release write's answer was lost and reading %s at the branch head to decide it failed: %v", r.s.target.Lock, err))
+		return store.Result{}, lockstate.CleanupDecision{}, false
+	}
+	if lockstate.HolderIndex(snap.State, r.s.holderID) >= 0 || lockstate.QueuePosition(snap.State, r.s.holderID) > 0 {
+		return store.Result{}, lockstate.CleanupDecision{}, false
+	}
+	r.a.Warning(fmt.Sprintf("Every answer to the release write of %s was lost (%v); the state at the branch head, commit %s, shows no entry of %s, so the release landed.",
+		r.s.target.Lock, cause, shortSHA(commit), r.s.holderID))
+	dec := reconcile(lockstate.CleanupDecision{}, r.attempted, snap.State)
+	return store.Result{Snapshot: snap, Ambiguous: true}, dec, true
+}
+
+// maybeApplied reports a failed call whose write GitHub may have applied.
+func maybeApplied(err error) bool {
+	var ge *ghclient.Error
+	return errors.As(err, &ge) && ge.MaybeApplied
 }
 
 func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) error {
@@ -134,6 +167,18 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return err
 	}
 	res, dec, err := r.cleanup(ctx, st, cfg)
+	if err != nil && (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
+		// A write may have landed although no answer said so (every answer
+		// lost until the deadline): one read at the branch head decides,
+		// as acquire's decide does, instead of failing a release that
+		// happened.
+		settleStore, serr := mk(r.d.Clock.Now().Add(SettleWindow), 1)
+		if serr == nil {
+			if sres, sdec, ok := r.settle(ctx, settleStore, err); ok {
+				res, dec, err = sres, sdec, nil
+			}
+		}
+	}
 	confirmed := r.s.report.Status == lockstate.StatusConfirmed && r.s.degradedCode == ""
 	switch {
 	case err != nil && unrecorded(err) && confirmed:
@@ -181,7 +226,6 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		req.RunnerName = req.Identity.RunnerName
 	}
 	var final lockstate.CleanupDecision
-	var attempted []lockstate.CleanupDecision
 	var handedTo []string
 	update := func() (store.Result, error) {
 		return st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
@@ -194,7 +238,7 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 			if !d.Changed {
 				return store.ErrNoChange
 			}
-			attempted = append(attempted, d)
+			r.attempted = append(r.attempted, d)
 			handedTo = nil
 			if d.Released && lockstate.HandoffAllowed(next) {
 				// Direct handoff: the seat this release freed goes to the
@@ -217,14 +261,19 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		return res, final, err
 	}
 	if !res.Written && !final.Released && !final.QueueCleaned {
-		// This job's acquire may have been admitted although the read shows
-		// nothing to release: a lagging replica can serve an older version.
+		// The holder id may be held although the read shows nothing to
+		// release: a lagging replica can serve an older version. Every such
+		// conclusion is confirmed at the branch head, with this job's
+		// admission marker or without it (another job releasing the id).
 		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.d.Getenv, r.s.target, r.s.holderID)
+		if ferr == nil && !fc.Checked {
+			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.target, r.s.holderID)
+		}
 		switch {
 		case ferr != nil:
 			return res, final, ferr
 		case fc.Found:
-			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show this job's entry); releasing from the state at the branch head, commit %s.", r.s.target.Lock, shortSHA(fc.Commit)))
+			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show %s); releasing from the state at the branch head, commit %s.", r.s.target.Lock, r.s.holderID, shortSHA(fc.Commit)))
 			if res, err = update(); err != nil {
 				return res, final, err
 			}
@@ -233,7 +282,7 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		}
 	}
 	if res.Ambiguous {
-		final = reconcile(final, attempted, res.State)
+		final = reconcile(final, r.attempted, res.State)
 	}
 	if res.Written && final.MigratedTo != 0 {
 		r.a.Printf("%s had drained for its pending upgrade: this release also upgraded it to schema %d, with the waiting jobs in their order; admission resumes under the new rules.",

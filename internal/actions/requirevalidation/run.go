@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/validation"
 )
@@ -63,13 +64,13 @@ func summary(a *actionio.IO, in validation.Inputs, v validation.Verdict) {
 		title = "Unity validation: unsafe (" + v.Reason + ")"
 	}
 	for _, name := range validation.InputNames {
-		val := actionkit.Code(trim(in.Get(name)))
+		val := markdown.Code(trim(in.Get(name)))
 		if !v.Safe && name == v.Broken {
-			val += " ← breaks " + actionkit.Cell(v.Matrix.Description()) + " (" + actionkit.Cell(v.Want) + ")"
+			val += " ← breaks " + markdown.Text(v.Matrix.Description()) + " (" + markdown.Text(v.Want) + ")"
 		}
 		rows = append(rows, actionkit.Row{Field: name, Value: val})
 	}
-	rows = append(rows, actionkit.Row{Field: "Verdict", Value: actionkit.Cell(v.Message())})
+	rows = append(rows, actionkit.Row{Field: "Verdict", Value: markdown.Message(v.Message())})
 	if err := a.Summary(actionkit.Table(title, rows)); err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		a.Warning(fmt.Sprintf("Could not write the job summary: %v", err))
 	}

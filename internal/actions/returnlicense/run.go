@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -242,15 +243,15 @@ func summarize(a *actionio.IO, editorPath, thumbprint, logPath string, o returnc
 		exit = strconv.FormatInt(o.ExitCode, 10)
 	}
 	rows := []actionkit.Row{
-		{Field: "Editor", Value: actionkit.Code(editorPath)},
-		{Field: "Signer thumbprint", Value: actionkit.Code(thumbprint)},
+		{Field: "Editor", Value: markdown.Code(editorPath)},
+		{Field: "Signer thumbprint", Value: markdown.Code(thumbprint)},
 		{Field: "Command completed", Value: strconv.FormatBool(o.Completed)},
 		{Field: "Exit code", Value: exit},
 		{Field: "Evidence capture complete", Value: strconv.FormatBool(e.Complete)},
-		{Field: "Evidence", Value: actionkit.Code(logPath)},
+		{Field: "Evidence", Value: markdown.Code(logPath)},
 	}
 	if e.Written {
-		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: actionkit.Code(e.Digest)})
+		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: markdown.Code(e.Digest)})
 	}
 	_ = a.Summary(actionkit.Table("Unity license return", rows))
 }

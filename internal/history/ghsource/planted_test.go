@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/ghsource"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/histgen"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -169,6 +170,40 @@ func TestPlantedForeignAuthor(t *testing.T) {
 	require.Len(t, res.Findings, 2)
 	assert.Equal(t, op, res.Findings[1].Commit)
 	assert.Equal(t, history.RuleForeignAuthor, res.Findings[1].Rule)
+}
+
+// TestPlantedPushAsTheWriter: someone with push access commits a legal
+// looking state with the writer App's noreply address, so GitHub lists the
+// writer as the author, but the commit has no GitHub signature (only the
+// App's own Contents API writes are signed). Caught as unsigned-writer;
+// --allow-unsigned-writer (GitHub Enterprise Server without web commit
+// signing) accepts it.
+func TestPlantedPushAsTheWriter(t *testing.T) {
+	t.Parallel()
+	p := newPlanter(t, 15)
+	st, err := p.w.Store(context.Background(), "")
+	require.NoError(t, err)
+	snap, err := st.Load(context.Background())
+	require.NoError(t, err)
+	p.w.Clock.Advance(time.Minute)
+	next, dec, err := lockstate.Acquire(snap.State, p.cfg, lockstate.AcquireRequest{Identity: p.identity("pushed"), Lease: time.Hour}, p.w.Clock.Now())
+	require.NoError(t, err)
+	require.True(t, dec.Changed)
+	next.UpdatedAt = lockstate.FormatTime(p.w.Clock.Now())
+	data, err := lockstate.Encode(next)
+	require.NoError(t, err)
+	_, err = p.w.Emulator.PushFileAs(histgen.Owner, histgen.Repo, histgen.Branch, "locks/"+histgen.Lock+".json", data, histgen.WriterLogin)
+	require.NoError(t, err)
+	head, _ := p.w.Emulator.BranchHead(histgen.Owner, histgen.Repo, histgen.Branch)
+	res := p.caught(history.RuleUnsignedWriter, head)
+	assert.Contains(t, res.FirstViolation.Detail, histgen.WriterLogin)
+
+	l, err := ghsource.Load(context.Background(), options(t, p.w), nil)
+	require.NoError(t, err)
+	in := l.Input
+	in.ServerURL, in.Writers, in.Operators = histgen.ServerURL, []string{histgen.WriterLogin}, []string{histgen.OperatorLogin}
+	in.AllowUnsignedWriters = true
+	assert.Equal(t, history.StatusClean, history.Verify(in).Status, "accepted where GitHub does not sign")
 }
 
 // TestPlantedRewrittenBranch: after a verified run, the branch is

@@ -43,6 +43,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
@@ -229,7 +230,7 @@ func digestInconsistent(data []byte) bool {
 // escaped; the run link is the runUrl Decode proved equal to
 // <server>/<repository>/actions/runs/<runId>.
 func AlertBody(cfg Config, inc *lockstate.Incident) string {
-	esc := lockview.EscapeMarkdown
+	esc := markdown.Text
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	b.WriteString("## Unity build lock global incident requires recovery\n\n")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy"
 )
 
@@ -89,7 +89,7 @@ func RenderBody(a *Artifact, artifactURL, docsURL string) string {
 }
 
 func renderBody(a *Artifact, artifactURL, docsURL string, nf, ni int) string {
-	esc := lockview.EscapeMarkdown
+	esc := markdown.Text
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	if a.Clean() {

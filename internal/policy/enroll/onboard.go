@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy/registry"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy/snapshot"
@@ -287,7 +287,7 @@ var Checklist = []string{
 // GitHub reported, the preview audit (codes and counts only) and the
 // checklist.
 func PullRequestBody(o *Onboarded, req Request, lockRepository string) string {
-	esc := lockview.EscapeMarkdown
+	esc := markdown.Text
 	var b strings.Builder
 	fmt.Fprintf(&b, "Registers `%s` in `%s` (the organization Unity enrollment registry).\n\n", esc(o.Row.Repository), registry.Path)
 	b.WriteString("| Fact (as GitHub reports it) | Value |\n|---|---|\n")

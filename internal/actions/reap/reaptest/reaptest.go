@@ -22,6 +22,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator/openapi"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -65,6 +66,10 @@ func pemOf(k *rsa.PrivateKey) string {
 type World struct {
 	T  testing.TB
 	Em *emulator.Emulator
+	// API is the emulator's transport checked against GitHub's API
+	// description (internal/emulator/openapi; the test fails on a
+	// violation). Tests use it wherever they would use Em.Transport().
+	API *openapi.Recorder
 	// Env is the runner environment of the reaper/recover step; tests may
 	// change it before a run.
 	Env map[string]string
@@ -105,7 +110,7 @@ func New(t testing.TB, config string) *World {
 	}
 	dir := t.TempDir()
 	w := &World{
-		T: t, Em: em, Stdout: &SyncBuffer{},
+		T: t, Em: em, API: openapi.Attach(t, em.Transport()), Stdout: &SyncBuffer{},
 		OutputPath:   filepath.Join(dir, "output"),
 		SummaryPath:  filepath.Join(dir, "summary.md"),
 		WriterKeyPEM: pemOf(wk), ReaderKeyPEM: pemOf(rk),

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+)
+
+// Reads that go back in time. GitHub serves Contents API reads from
+// replicas that can lag a write by seconds (docs/emulator.md "Replica
+// lag"), so a read after this Store's own write may return the version the
+// write replaced, or an even older one. Every version this Store observed
+// before one of its own writes landed is older than that write (the file's
+// history is linear and the write's base was the head), so the Store keeps
+// those blob SHAs and never lets a read of one of them replace a newer
+// version it knows: Load keeps the newer snapshot, or reads again (at most
+// maxStaleRereads times) when it has none, instead of handing an Update a
+// base that is certain to lose its compare-and-swap.
+
+// maxKnownOlder bounds the remembered superseded SHAs.
+const maxKnownOlder = 256
+
+// maxStaleRereads bounds the extra reads of one Load that met a version
+// known to be superseded.
+const maxStaleRereads = 2
+
+// noteRead records a SHA a read returned.
+func (s *Store) noteRead(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sha == "" || len(s.seen) >= maxKnownOlder {
+		return
+	}
+	s.seen = append(s.seen, sha)
+}
+
+// noteWrite records an own write that replaced base: every SHA observed so
+// far, and base, are older than it.
+func (s *Store) noteWrite(base, written string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.older == nil {
+		s.older = map[string]struct{}{}
+	}
+	add := func(sha string) {
+		if sha == "" || sha == written {
+			return
+		}
+		if _, ok := s.older[sha]; ok {
+			return
+		}
+		if len(s.olderOrder) >= maxKnownOlder {
+			delete(s.older, s.olderOrder[0])
+			s.olderOrder = s.olderOrder[1:]
+		}
+		s.older[sha] = struct{}{}
+		s.olderOrder = append(s.olderOrder, sha)
+	}
+	add(base)
+	for _, sha := range s.seen {
+		add(sha)
+	}
+	s.seen = s.seen[:0]
+	delete(s.older, written)
+	s.wrote = true
+}
+
+// ownWrite returns the newest snapshot this Store wrote, nil before its
+// first write.
+func (s *Store) ownWrite() *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == nil {
+		return nil
+	}
+	c := *s.own
+	return &c
+}
+
+// Inherit gives s what from knows about the state file's history: its own
+// newest write and the versions known to be older than that write. A Store
+// made for one phase of an action (a cleanup with its own budget) then never
+// decides on a read older than what the action's main Store wrote. It makes
+// no request, and it does not hand over from's cached snapshot: s's first
+// round still reads, because from's last write may have landed without an
+// answer (the crash tests' "write accepted" boundary).
+func (s *Store) Inherit(from *Store) {
+	if from == nil || from == s {
+		return
+	}
+	from.mu.Lock()
+	own, wrote := from.own, from.wrote
+	order := append([]string(nil), from.olderOrder...)
+	from.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if own != nil {
+		c := *own
+		s.own = &c
+	}
+	s.wrote = s.wrote || wrote
+	if s.older == nil {
+		s.older = map[string]struct{}{}
+	}
+	for _, sha := range order {
+		if _, ok := s.older[sha]; !ok && len(s.olderOrder) < maxKnownOlder {
+			s.older[sha] = struct{}{}
+			s.olderOrder = append(s.olderOrder, sha)
+		}
+	}
+}
+
+// hasWritten reports whether this Store's own write ever landed.
+func (s *Store) hasWritten() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wrote
+}
+
+// superseded reports whether sha is known to be older than a version this
+// Store wrote.
+func (s *Store) superseded(sha string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.older[sha]
+	return ok
+}
+
+// StaleReadsIgnored is how many reads returned a version this Store knew to
+// be superseded (kept out of its view of the state).
+func (s *Store) StaleReadsIgnored() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.staleIgnored
+}
+
+func (s *Store) countStale() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staleIgnored++
+}
+
+// readState reads the state file, reading again (bounded) while the answer
+// is a version known to be superseded and no newer snapshot is cached. It
+// returns the newer cached snapshot instead when there is one (keep).
+func (s *Store) readState(ctx context.Context) (data []byte, sha string, keep *Snapshot, err error) {
+	for i := 0; ; i++ {
+		data, sha, err = s.readFile(ctx, s.StatePath(), s.opts.Branch)
+		// A missing file after an own write is a replica from before the
+		// file existed (state files are never deleted).
+		absent := err != nil && ghclient.IsNotFound(err) && s.hasWritten()
+		if !absent && (err != nil || sha == "" || !s.superseded(sha)) {
+			return data, sha, nil, err
+		}
+		s.countStale()
+		if prev := s.cached(); prev != nil && prev.SHA != "" && !s.superseded(prev.SHA) {
+			return nil, "", prev, nil
+		}
+		if own := s.ownWrite(); own != nil && !s.superseded(own.SHA) {
+			// The own write is newer than what the replica returned: an
+			// Update based on it either lands or loses its compare-and-swap
+			// and reads again, but never decides on the older version.
+			return nil, "", own, nil
+		}
+		if i >= maxStaleRereads {
+			return data, sha, nil, err
+		}
+	}
+}
