@@ -32,6 +32,11 @@ const (
 	// CodeUnavailable means the store could not use the machine queue
 	// directory (create, lock, read, write or rename failed).
 	CodeUnavailable Code = "machine-queue-unavailable"
+	// CodeEntryRemoved means the caller's queue entry disappeared while it
+	// waited: a release for the same holder id and owner (the job's own
+	// release or post step) removed it, so the wait stops instead of
+	// joining again.
+	CodeEntryRemoved Code = "machine-queue-entry-removed"
 	// CodeCancelled means the caller's context ended before a slot was
 	// held; the caller's queue entry (or a slot taken at that moment) was
 	// removed again, unless Error.Err says the removal failed too.
