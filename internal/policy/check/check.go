@@ -108,7 +108,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 		return fmt.Errorf("%w: --from-reference plans a consumer's migration; it does not apply to --lock-repository-audit", ErrUsage)
 	}
 	var out Output
-	display := func(p string) string { return p }
 	if *self {
 		if !isDir(arg) {
 			return fmt.Errorf("%w: %s is not a directory (the lock repository audit reads a repository root)", ErrUsage, esc(arg))
@@ -130,7 +129,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, now func
 		case err != nil:
 			return fmt.Errorf("%w: %s: %s", ErrUsage, esc(arg), esc(err.Error()))
 		}
-		display = t.display
+		display := t.display
 		pol := policy.Policy{LockRepository: *lockRepo, DefaultBranch: *branch, AllowWorkflowDispatch: *dispatch, Now: now()}
 		if *regFile != "" {
 			data, err := os.ReadFile(*regFile)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -112,10 +113,14 @@ func Main(args []string) int {
 		fmt.Fprintf(out, "licensing client pid %d\n", pid)
 	case mode == "late-child":
 		fmt.Fprint(out, "Unity Editor (fake) batch mode\n"+EntitlementLine+"\n")
-		if err := startLateChild(); err != nil {
+		alive, err := startLateChild()
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "fake editor:", err)
 			return 3
 		}
+		// The write end stays open (and out of the finalizer's reach) until
+		// the editor exits.
+		defer runtime.KeepAlive(alive)
 	case mode == "bom":
 		fmt.Fprint(out, "\ufeff")
 		positive("\n")
@@ -159,28 +164,25 @@ func startGrandchild(hard bool) (int, error) {
 // startLateChild starts a grandchild that inherits the output and the read
 // end of a pipe whose write end only the editor holds: the grandchild's
 // read ends when the editor has exited, so it writes after the editor is
-// gone, with no sleep and no race.
-func startLateChild() error {
+// gone, with no sleep and no race. It returns the write end, which the
+// caller keeps reachable until the editor exits.
+func startLateChild() (*os.File, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(self, lateChildFlag)
 	cmd.Stdout, cmd.Stderr, cmd.Env, cmd.ExtraFiles = os.Stdout, os.Stderr, os.Environ(), []*os.File{r}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	_ = r.Close()
-	editorAlive = w // held open (and out of the finalizer's reach) until the editor exits
-	return nil
+	return w, nil
 }
-
-// editorAlive is the write end the late-child mode keeps open.
-var editorAlive *os.File
 
 // lateChild waits for the editor to exit (end of file on fd 3), then prints
 // the ULF-returned line and a line of its own.
