@@ -5,8 +5,8 @@
 //
 // Files in the directory (docs/machine-queue.md):
 //
-//	queue.lock   the lock file, never deleted, never written: an OS file lock on it
-//	             serializes every read-modify-write (exclusive) and every read (shared)
+//	queue.lock   the lock file, never deleted, never written: an exclusive OS file
+//	             lock on it serializes every read-modify-write and every read
 //	queue.json   the state (machinequeue.Encode), replaced only by rename
 //	queue-*.tmp  a writer's next state before the rename; left over only by a writer
 //	             that died, removed by the next writer under the exclusive lock
@@ -35,7 +35,12 @@
 // fsynced: after a power loss every process of the machine is dead, and an
 // older state is reclaimed exactly like the newer one would have been.
 //
-// Waiting: after joining, Take polls with a shared lock and writes nothing
+// Every access takes the exclusive lock, reads too: a shared lock is
+// granted while a writer waits, so the overlapping reads of many waiting
+// pollers can leave a writer no gap at all (the process test stalled that
+// way with 80 processes before reads became exclusive).
+//
+// Waiting: after joining, Take polls (reading under the lock) and writes nothing
 // while nothing changed (the waiter's poll is read-only); it takes the
 // exclusive lock again only when the poll finds a recorded process dead or
 // the head admissible. Whoever frees a slot (a release, a reclaim) hands it

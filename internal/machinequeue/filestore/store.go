@@ -49,7 +49,8 @@ type Step struct {
 // poll or snapshot passes "read-locked", "read" and "unlocked"; a
 // read-modify-write that changes nothing skips the temp and rename steps.
 const (
-	StepLocked      = "locked"
+	StepLocked = "locked"
+	// StepReadLocked is the lock of a read-only poll or snapshot.
 	StepReadLocked  = "read-locked"
 	StepRead        = "read"
 	StepDecided     = "decided"
@@ -294,10 +295,15 @@ func (s *Store) removeTemps() {
 	}
 }
 
-// view reads the state under the shared lock (a waiting poll, a snapshot).
+// view reads the state under the lock (a waiting poll, a snapshot). It
+// takes the exclusive lock, not a shared one: flock and LockFileEx grant a
+// new shared lock while a writer waits, so the overlapping reads of many
+// waiting pollers left no gap for a writer (80 processes stalled the
+// process test); exclusive reads only add up, and each lasts a read of a
+// small file.
 func (s *Store) view(ctx context.Context, op string) (st *mq.State, err error) {
 	lk := s.lock()
-	ok, err := lk.TryRLockContext(ctx, s.opts.LockRetry)
+	ok, err := lk.TryLockContext(ctx, s.opts.LockRetry)
 	if err != nil || !ok {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -319,7 +325,7 @@ func (s *Store) view(ctx context.Context, op string) (st *mq.State, err error) {
 	return st, nil
 }
 
-// Snapshot returns the current state (read under the shared lock).
+// Snapshot returns the current state.
 func (s *Store) Snapshot(ctx context.Context) (*mq.State, error) {
 	return s.view(ctx, "snapshot")
 }
