@@ -6,6 +6,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/gofrs/flock v0.13.0
 	github.com/golang-jwt/jwt/v4 v4.5.1
 	github.com/google/go-github/v66 v66.0.0
 	github.com/google/uuid v1.6.0

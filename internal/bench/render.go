@@ -34,17 +34,29 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 	row("  write attempts / admitted job", "", func(r *Result) string { return f2(r.AttemptsPerAdmission) })
 	row("CAS conflicts / admission", "", func(r *Result) string { return f2(r.ConflictsPerAdmission) })
 	row("max CAS rounds (one write)", "", func(r *Result) string { return fmt.Sprint(r.MaxCASRounds) })
-	row("handoff gap median s (polls)", "", func(r *Result) string {
+	row("handoff noticed median s (polls)", "", func(r *Result) string {
 		if r.HandoffGap.N == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f (%.2f)", r.HandoffGap.MedianS, r.HandoffGap.MedianPol)
 	})
-	row("handoff gap p95 s (polls), n", "", func(r *Result) string {
+	row("handoff noticed p95 s (polls), n", "", func(r *Result) string {
 		if r.HandoffGap.N == 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f (%.2f), n=%d", r.HandoffGap.P95S, r.HandoffGap.P95Pol, r.HandoffGap.N)
+	})
+	row("handoff noticed max s", "", func(r *Result) string {
+		if r.HandoffGap.N == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r.HandoffGap.MaxS)
+	})
+	row("seat-idle-share (handed, not yet noticed)", "", func(r *Result) string {
+		if r.SeatTotalS == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%% (%.0f of %.0f seat-s)", r.SeatIdleShare*100, r.SeatIdleS, r.SeatTotalS)
 	})
 	row("seat utilization while jobs wait", "", func(r *Result) string {
 		s := fmt.Sprintf("%.0f%%", r.Utilization*100)

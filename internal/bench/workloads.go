@@ -64,6 +64,12 @@ type Workload struct {
 	// Handoff marks the workload the handoff-gap targets are judged on
 	// even when it is not the default set.
 	Handoff bool
+	// LimitScale, when positive, scales GitHub's secondary limits (a
+	// quarter: 0.25), as if the writer App's budget were shared.
+	LimitScale float64
+	// NoticedP95, when positive, marks a latency-tail workload (latency.go)
+	// and is its handoff-noticed p95 target.
+	NoticedP95 time.Duration
 	// ConfigSteps are config changes while the workload runs (upgrade.go):
 	// the upgrade targets apply, the handoff targets do not (a drain keeps
 	// freed seats idle on purpose, and every release at schema >= 4 starts
@@ -201,6 +207,8 @@ func Workloads() []Workload {
 			},
 		},
 		upgradeWorkload(),
+		latencyWorkloads()[0],
+		latencyWorkloads()[1],
 	}
 }
 
@@ -215,6 +223,9 @@ func Run(t testing.TB, wl Workload, seed uint64) (*Result, error) {
 	w, err := newWorld(t, seed, cfg, wl.Latency)
 	if err != nil {
 		return nil, err
+	}
+	if wl.LimitScale > 0 {
+		w.em.SetSecondaryLimits(scaledLimits(wl.LimitScale))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), safetyLimit)
 	defer cancel()
@@ -452,8 +463,16 @@ type Result struct {
 	ConflictsPerAdmission   float64 `json:"cas_conflicts_per_admitted_job"`
 	MaxCASRounds            int     `json:"max_cas_rounds"`
 
-	HandoffGap  Dist    `json:"handoff_gap"`
-	Utilization float64 `json:"seat_utilization_while_waiting"`
+	// HandoffGap runs from the version that freed a seat to the moment the
+	// job admitted to it noticed (its acquire returned): the handoff a user
+	// feels ("handoff noticed").
+	HandoffGap Dist `json:"handoff_noticed"`
+	// SeatIdleShare is the seat time handed to a job that had not noticed
+	// it yet, over all seat time while someone waited (SeatTotalS).
+	SeatIdleShare float64 `json:"seat_idle_share"`
+	SeatIdleS     float64 `json:"seat_idle_s"`
+	SeatTotalS    float64 `json:"seat_time_while_waiting_s"`
+	Utilization   float64 `json:"seat_utilization_while_waiting"`
 	// LiveUtilization counts a holder whose job died as idle from its
 	// death until the reaper freed its seat (the checker counts every
 	// holder as occupying its seat).
@@ -621,6 +640,9 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		r.gaps = append(r.gaps, at.Sub(h.FreedAt))
 	}
 	r.HandoffGap = dist(r.gaps)
+	idle, total := seatIdle(w, jobs, versions, rep.Admissions, from, to)
+	r.SeatIdleS, r.SeatTotalS = round2(idle.Seconds()), round2(total.Seconds())
+	r.SeatIdleShare = round4(ratioD(idle, total))
 	r.InstallChargedPerJob = ratio(r.ByCredential["writer-installation"].Charged, r.Admitted)
 	r.PeakPoints = peakPoints(inWindow)
 	r.PeakStateReads, _ = peakOf(inWindow, isStateRead)
@@ -990,8 +1012,8 @@ func targets(wl Workload, r *Result) []Target {
 	// A median of fewer than minHandoffs gaps says nothing; such a
 	// workload still reports its gaps, but is not judged on them.
 	if r.HandoffGap.N >= minHandoffs && len(wl.ConfigSteps) == 0 {
-		le(TargetHandoffMedian, "handoff gap median (s)", "≤ 2 s", r.HandoffGap.MedianS, 2)
-		le(TargetHandoffP95, "handoff gap p95 (s)", "≤ 4 s", r.HandoffGap.P95S, 4)
+		le(TargetHandoffMedian, "handoff noticed median (s)", "≤ 2 s", r.HandoffGap.MedianS, 2)
+		le(TargetHandoffP95, "handoff noticed p95 (s)", "≤ 4 s", r.HandoffGap.P95S, 4)
 	}
 	if r.Waiter != nil {
 		le(TargetWaitWrites, "waiting job: content writes in its first hour", "0", float64(r.Waiter.Counts.WriteAttempts), 0)
@@ -1024,6 +1046,7 @@ func targets(wl Workload, r *Result) []Target {
 	if len(wl.ConfigSteps) > 0 {
 		upgradeTargets(r, le)
 	}
+	latencyTargets(wl, r, le)
 	if wl.Queued > 0 {
 		le(TargetQueuedPeak, fmt.Sprintf("%d queued: peak requests/min (org-wide)", wl.Queued), "≤ 300/min", float64(r.PeakPerMin), 300)
 		le(TargetQueuedPeakInst, fmt.Sprintf("%d queued: peak charged/min, writer installation", wl.Queued), "≤ 60/min", float64(r.PeakInstallCharged), 60)
@@ -1080,6 +1103,15 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m.ConflictsPerAdmission = ratio(m.Total.Conflicts, m.Admitted)
 	m.InstallChargedPerJob = ratio(m.ByCredential["writer-installation"].Charged, m.Admitted)
 	m.SecondaryWaitS = round2(m.SecondaryWaitS)
+	m.SeatIdleS, m.SeatTotalS = 0, 0
+	for _, r := range rs {
+		m.SeatIdleS += r.SeatIdleS
+		m.SeatTotalS += r.SeatTotalS
+	}
+	m.SeatIdleS, m.SeatTotalS = round2(m.SeatIdleS), round2(m.SeatTotalS)
+	if m.SeatTotalS > 0 {
+		m.SeatIdleShare = round4(m.SeatIdleS / m.SeatTotalS)
+	}
 	m.HandoffGap = dist(m.gaps)
 	m.Targets = targets(wl, &m)
 	return &m

@@ -26,6 +26,9 @@ const (
 	DefaultMaxOvertakes = 2
 	// MaxOvertakesCap bounds maxOvertakes.
 	MaxOvertakesCap = 100
+	// MinAPIShare is the smallest apiShare: below a hundredth of GitHub's
+	// limits a burst could not even join within the hour.
+	MinAPIShare = 0.01
 )
 
 // Config is the per-lock configuration locks/<lock>.config.json.
@@ -49,6 +52,20 @@ type Config struct {
 	// MaxOvertakes (0..MaxOvertakesCap) bounds how many admissions may pass
 	// one blocked waiter at schema 6. It has no effect below schema 6.
 	MaxOvertakes int
+	// APIShare (MinAPIShare..1; 0 means 1) is the share of GitHub's
+	// secondary rate limits of the writer App's installation this lock's
+	// jobs pace themselves to: set it below 1 when several locks (or other
+	// tools) share the App. It paces requests only; safety never depends
+	// on it.
+	APIShare float64
+}
+
+// Share is APIShare with its default: 1 for 0 or anything out of range.
+func (c Config) Share() float64 {
+	if c.APIShare < MinAPIShare || c.APIShare > 1 {
+		return 1
+	}
+	return c.APIShare
 }
 
 // DefaultConfig returns the safe defaults used for a missing or untrusted
@@ -85,6 +102,8 @@ func (c Config) validate() error {
 //   - releaseCooldownSeconds not an integer 0..86400: 360, other keys kept.
 //   - maxOvertakes not an integer 0..100 (a JSON number; strings are
 //     refused): 2, other keys kept.
+//   - apiShare not a JSON number from 0.01 through 1: 1 (the whole of
+//     GitHub's limits), other keys kept.
 //   - runnerSerialization, resourceLifecycle, accountHealth or
 //     fencedAdmission not a JSON boolean, or enabled without its
 //     prerequisite (the chain runnerSerialization <- resourceLifecycle <-
@@ -140,6 +159,14 @@ func DecodeConfig(data []byte) (Config, []string) {
 			warnings = append(warnings, fmt.Sprintf("lock config maxOvertakes must be an integer from 0 through %d; using %d", MaxOvertakesCap, DefaultMaxOvertakes))
 		}
 	}
+	if v, ok := obj["apiShare"]; ok {
+		f, valid := configFraction(v)
+		if valid && f >= MinAPIShare && f <= 1 {
+			cfg.APIShare = f
+		} else {
+			warnings = append(warnings, fmt.Sprintf("lock config apiShare must be a number from %g through 1; using 1 (all of GitHub's limits)", MinAPIShare))
+		}
+	}
 	flags := []struct {
 		key     string
 		dst     *bool
@@ -166,6 +193,19 @@ func DecodeConfig(data []byte) (Config, []string) {
 		*f.dst = b
 	}
 	return cfg, warnings
+}
+
+// configFraction accepts a finite JSON number (strings are refused).
+func configFraction(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
 }
 
 // configInteger accepts a JSON number with an integral value, or (when

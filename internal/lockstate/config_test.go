@@ -59,6 +59,14 @@ func TestDecodeConfig(t *testing.T) {
 		{"fenced without account health", `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"fencedAdmission":true}`, def, 1},
 		{"fenced not boolean", `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":1}`, def, 1},
 		{"fenced false without prerequisite", `{"fencedAdmission":false}`, def, 0},
+		{"api share", `{"apiShare":0.25,"maxHolders":2}`, func() Config { c := conf(2, false, false, false, 360); c.APIShare = 0.25; return c }(), 0},
+		{"api share whole", `{"apiShare":1}`, func() Config { c := def; c.APIShare = 1; return c }(), 0},
+		{"api share smallest", `{"apiShare":0.01}`, func() Config { c := def; c.APIShare = 0.01; return c }(), 0},
+		{"api share too small keeps other keys", `{"apiShare":0.001,"maxHolders":3}`, conf(3, false, false, false, 360), 1},
+		{"api share above one", `{"apiShare":1.5}`, def, 1},
+		{"api share zero", `{"apiShare":0}`, def, 1},
+		{"api share string", `{"apiShare":"0.5"}`, def, 1},
+		{"api share null", `{"apiShare":null}`, def, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -82,6 +90,13 @@ func TestConfigValidate(t *testing.T) {
 		{MaxHolders: 1, MaxOvertakes: -1}, {MaxHolders: 1, MaxOvertakes: 101},
 	} {
 		requireCode(t, c.validate(), CodeInvalidConfig)
+	}
+}
+
+func TestConfigShare(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[float64]float64{0: 1, 0.25: 0.25, 1: 1, 0.001: 1, 2: 1, MinAPIShare: MinAPIShare} {
+		assert.Equal(t, want, Config{APIShare: in}.Share(), "apiShare %g", in)
 	}
 }
 

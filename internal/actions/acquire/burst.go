@@ -54,7 +54,7 @@ func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
 	if n < burstFactor*max(q.cfg.MaxHolders, 1) {
 		return 0
 	}
-	return min(time.Duration(n)*JoinSpacing, MaxJoinSpread, q.joinETA(s)/2)
+	return min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, q.joinETA(s)/2)
 }
 
 // conflictDelay is the wait after a join that lost its compare-and-swap
@@ -68,9 +68,16 @@ func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
 	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
 	n := coArrivals(s, q.now())
 	if n >= burstFactor*max(q.cfg.MaxHolders, 1) {
-		window = max(window, min(time.Duration(n)*JoinSpacing, MaxJoinSpread, q.joinETA(s)/2))
+		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, q.joinETA(s)/2))
 	}
 	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))
+}
+
+// joinSpacing is JoinSpacing over the lock's apiShare
+// (lockstate.Config.Share): a lock whose jobs may use a quarter of the
+// writer App's limits spaces its joins four times wider.
+func (q *acquirer) joinSpacing() time.Duration {
+	return time.Duration(float64(JoinSpacing) / q.cfg.Share())
 }
 
 // joinETA estimates how long until a job that joins now gets its turn: the

@@ -234,7 +234,7 @@ func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
 func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
 	sch := Schedule{Base: q.s.poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
-		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s)}
+		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}

@@ -68,6 +68,10 @@ type Schedule struct {
 	UntilCooldown time.Duration
 	// Queued is the queue length (0: unknown, no rate floor).
 	Queued int
+	// Share is the lock's apiShare (lockstate.Config.Share): the read
+	// budgets are FastBudgetPerMinute and TailBudgetPerMinute times Share.
+	// 0 (or anything above 1) means 1.
+	Share float64
 	// HoldEstimate, when positive, is how long a holder keeps its seat
 	// (observed by this waiter); a far waiter's interval is at least half
 	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
@@ -102,6 +106,10 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	seats := max(s.Seats, 1)
 	fastSlots := min(seats, MaxFastSlots)
 	fastRanks := FastRanks(seats)
+	share := s.Share
+	if share <= 0 || share > 1 {
+		share = 1
+	}
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
@@ -113,7 +121,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// FastBudgetPerMinute whatever the number of fast ranks.
 			n := min(fastRanks, s.Queued)
 			r := min(s.Rank, n-1)
-			d = max(d, time.Duration(float64(r+1)*harmonic(n)*60*float64(unit)/FastBudgetPerMinute))
+			d = max(d, time.Duration(float64(r+1)*harmonic(n)*60*float64(unit)/(FastBudgetPerMinute*share)))
 		}
 		spread = d / 3
 	} else {
@@ -125,7 +133,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		}
 		d = min(time.Duration(int64(base)*int64(rank)/int64(fastSlots)), TailCapFactor*base)
 		if s.Queued > 0 {
-			d = max(d, time.Duration(int64(s.Queued)*60*int64(unit)/TailBudgetPerMinute))
+			d = max(d, time.Duration(float64(s.Queued)*60*float64(unit)/(TailBudgetPerMinute*share)))
 		}
 		if s.HoldEstimate > 0 && s.Rank >= 0 {
 			// Most of the expected time until it reaches the fast ranks:

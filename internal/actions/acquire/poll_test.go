@@ -35,6 +35,9 @@ func TestPollDelay(t *testing.T) {
 		{"the tail shares the tail budget", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
 		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
 		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
+		{"the tail budget scales with apiShare", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 0.5}, 0, 10 * time.Minute},
+		{"so does the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200, Share: 0.5}, 0, 10866 * time.Millisecond},
+		{"a share above one is the whole", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 2}, 0, 5 * time.Minute},
 		{"fast floor is one unit", Schedule{Base: 2 * s, Rank: 0, Seats: 1}, 0, s},
 		{"compressed unit", Schedule{Base: 1500 * time.Millisecond, Unit: 100 * time.Millisecond, Rank: 0, Seats: 1}, 0, 150 * time.Millisecond},
 		{"sooner cooldown wins", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: 4 * s}, 0.5, 4*s + 125*time.Millisecond},
@@ -120,4 +123,9 @@ func TestConflictStreakWidensTheNextWait(t *testing.T) {
 	q.conflictStreak = 1
 	assert.Equal(t, 12*JoinSpacing/2, q.conflictDelay(st))
 	assert.Equal(t, 12*JoinSpacing, q.joinWindow(st), "the first join of a burst spreads over the same window")
+	// A lock that may use a quarter of the App's limits spaces its joins
+	// four times wider.
+	q.cfg.APIShare = 0.25
+	assert.Equal(t, 4*12*JoinSpacing/2, q.conflictDelay(st))
+	assert.Equal(t, 4*12*JoinSpacing, q.joinWindow(st))
 }

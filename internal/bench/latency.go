@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// The latency tail under GitHub's limits (docs/performance.md "The tail"):
+// two bursts with short holds, where seats free up faster than a sleeping
+// waiter polls, one of them under a quarter of GitHub's secondary limits.
+// Each reports when the admitted job noticed its seat (the gap a user
+// waits), the seat time handed but not yet noticed, the busiest minute of
+// content-creating requests and the secondary-limit answers.
+
+// Latency-tail targets.
+const (
+	TargetNoticedP95    = "handoff-noticed-p95"
+	TargetSeatIdleShare = "seat-idle-share"
+	TargetTailSecondary = "tail-secondary-limit-responses"
+	TargetTailWrites    = "tail-peak-content-writes-per-minute"
+	TargetHandoffReqs   = "handoff-requests-per-admitted-job"
+	// MaxSeatIdleShare is the largest share of seat time (while someone
+	// waited) that may sit assigned to a job that has not noticed it.
+	MaxSeatIdleShare = 0.05
+)
+
+// latencyWorkloads are the tail workloads of issue 23.
+func latencyWorkloads() []Workload {
+	return []Workload{
+		{
+			Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second,
+			Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
+			Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for i := range 20 {
+					js = append(js, &simJob{arrival: time.Duration(i) * 200 * time.Millisecond, hold: 5 * time.Second})
+				}
+				return js
+			},
+		},
+		{
+			Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second,
+			Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for i := range 40 {
+					js = append(js, &simJob{arrival: time.Duration(i) * 100 * time.Millisecond, hold: 5 * time.Second})
+				}
+				return js
+			},
+		},
+	}
+}
+
+// scaledLimits is GitHub's secondary limits times scale (at least 1 each).
+func scaledLimits(scale float64) emulator.SecondaryLimits {
+	l := emulator.GitHubSecondaryLimits()
+	f := func(v int) int { return max(1, int(float64(v)*scale)) }
+	l.Concurrent, l.PointsPerMinute = f(l.Concurrent), f(l.PointsPerMinute)
+	l.ContentPerMinute, l.ContentPerHour = f(l.ContentPerMinute), f(l.ContentPerHour)
+	return l
+}
+
+// seatIdle is the seat time, while at least one job waited, that sat
+// assigned to a job which had not yet noticed it (from the version that
+// admitted it to the moment its acquire returned), and that seat time.
+func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checker.Admission, from, to time.Time) (idle, total time.Duration) {
+	noticed := map[string]time.Time{}
+	for _, j := range jobs {
+		if !j.admitted.IsZero() {
+			noticed[j.holderID] = j.admitted
+		}
+	}
+	type span struct{ from, to time.Time }
+	var waiting []span
+	seats := time.Duration(max(w.cfg.MaxHolders, 1))
+	for i, v := range versions {
+		if v.Content == nil {
+			continue
+		}
+		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
+		if err != nil || len(st.Queue) == 0 {
+			continue
+		}
+		a, b := v.Time, to
+		if i+1 < len(versions) {
+			b = versions[i+1].Time
+		}
+		a, b = later(a, from), earlier(b, to)
+		if b.After(a) {
+			waiting = append(waiting, span{a, b})
+			total += b.Sub(a) * seats
+		}
+	}
+	for _, a := range adm {
+		n, ok := noticed[a.HolderID]
+		if !ok || !n.After(a.Time) {
+			continue
+		}
+		for _, s := range waiting {
+			x, y := later(a.Time, s.from), earlier(n, s.to)
+			if y.After(x) {
+				idle += y.Sub(x)
+			}
+		}
+	}
+	return idle, total
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// latencyTargets are the tail targets of wl (issue 23), every workload's
+// seat-idle share included.
+func latencyTargets(wl Workload, r *Result, le func(id, name, bar string, v, limit float64)) {
+	if r.SeatTotalS > 0 && len(wl.ConfigSteps) == 0 {
+		le(TargetSeatIdleShare, "seat time handed but not yet noticed, share of seat time while someone waited", fmt.Sprintf("≤ %.0f%%", MaxSeatIdleShare*100), r.SeatIdleShare, MaxSeatIdleShare)
+	}
+	if wl.NoticedP95 > 0 {
+		le(TargetTailSecondary, "tail burst: secondary-limit responses received", "0", float64(r.Total.Secondary), 0)
+		le(TargetTailWrites, "tail burst: peak content-creating requests per 60 s", "≤ 70", float64(r.PeakWrites), 70)
+		if r.HandoffGap.N > 0 {
+			le(TargetNoticedP95, "tail burst: handoff noticed p95 (s)", fmt.Sprintf("≤ %.0f s", wl.NoticedP95.Seconds()), r.HandoffGap.P95S, wl.NoticedP95.Seconds())
+		}
+	}
+	if wl.Name == "burst" && r.HandoffGap.N >= minHandoffs {
+		le(TargetNoticedP95, "burst: handoff noticed p95 (s)", "≤ 3 s", r.HandoffGap.P95S, 3)
+	}
+	if wl.Handoff && r.Admitted > 0 {
+		le(TargetHandoffReqs, "handoff: requests per admitted job, 304s included", "≤ 15.0 (the reference's)", r.RequestsPerAdmission, 15)
+	}
+}
+
+func round4(f float64) float64 {
+	if f < 0 {
+		return -round4(-f)
+	}
+	return float64(int64(f*10000+0.5)) / 10000
+}
+
+func ratioD(n, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
