@@ -60,11 +60,12 @@ type Config struct {
 	APIShare float64
 	// Seats (issue 25; requires FencedAdmission) names the lock's seats
 	// and their labels; its length is MaxHolders. Empty means anonymous
-	// seats, as before.
-	Seats []SeatConfig
-	// Priority (issue 25; requires FencedAdmission), when set, allows
-	// priority classes above 0 (AllowedPriority).
-	Priority *PriorityConfig
+	// seats, as before. Held in a comparable form so Config stays
+	// comparable with ==.
+	Seats SeatList
+	// Priority (issue 25; requires FencedAdmission) allows priority
+	// classes above 0 (AllowedPriority); the zero value allows none.
+	Priority PriorityConfig
 }
 
 // Share is APIShare with its default: 1 for 0 or anything out of range.

@@ -18,10 +18,7 @@ func checkSeatRequest(cfg Config, req AcquireRequest, lock string) ([]string, er
 	if req.Priority < 0 || req.Priority > MaxPriority {
 		return nil, newError(CodeInvalidSeatRequest, fmt.Sprintf("acquire %s: priority %d is outside 0..%d", lock, req.Priority, MaxPriority))
 	}
-	limit := 0
-	if cfg.Priority != nil {
-		limit = cfg.Priority.Max
-	}
+	limit := cfg.Priority.Max
 	if req.Priority > limit {
 		return nil, newError(CodePriorityNotAllowed, fmt.Sprintf("acquire %s: priority %d is above %d, the lock config's priority max", lock, req.Priority, limit))
 	}

@@ -112,7 +112,7 @@ func freeSeatFor(cfg Config, s *State, e Entry) bool {
 	for _, r := range s.Reservations {
 		used[r.Seat] = true
 	}
-	for _, sc := range cfg.Seats {
+	for _, sc := range cfg.Seats.List() {
 		if !used[sc.Name] && sc.Carries(e.LabelList()) {
 			return true
 		}
@@ -127,8 +127,8 @@ func (w *seatWorld) invariants(s *State) {
 	if _, err := Encode(s); err != nil {
 		w.t.Fatalf("invalid state: %v", err)
 	}
-	if len(s.Holders) > len(w.cfgs[0].Seats) {
-		w.t.Fatalf("%d holders on %d seats", len(s.Holders), len(w.cfgs[0].Seats))
+	if len(s.Holders) > w.cfgs[0].Seats.Len() {
+		w.t.Fatalf("%d holders on %d seats", len(s.Holders), w.cfgs[0].Seats.Len())
 	}
 	for _, q := range s.Queue {
 		if q.Overtakes > w.cfg.MaxOvertakes {
@@ -199,7 +199,7 @@ func TestPropertySeats(t *testing.T) {
 			cfgs = append(cfgs, cfgSeats(k, seats[:n-1]...), cfgSeats(k, seats[1:]...))
 		}
 		for i := range cfgs {
-			cfgs[i].Priority = &PriorityConfig{Max: 9}
+			cfgs[i].Priority = PriorityConfig{Max: 9}
 			cfgs[i].ReleaseCooldownSeconds = rapid.SampledFrom([]int{0, 0, 30}).Draw(rt, "cooldown")
 		}
 		w := &seatWorld{t: rt, s: stateAt(6), cfgs: cfgs, cfg: cfgs[0], now: t0, passed: map[string]int{}}

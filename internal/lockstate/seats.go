@@ -45,9 +45,57 @@ type PriorityConfig struct {
 	// MaxForPullRequests (0-9, at most Max) is the highest class a
 	// pull-request run may use.
 	MaxForPullRequests int
-	// Repositories, when not empty, lists the owner/name repositories
-	// allowed above 0; every other repository is held to 0.
-	Repositories []string
+	// Repositories, when not empty, is the comma-separated list of
+	// owner/name repositories allowed above 0; every other repository is
+	// held to 0. A string keeps Config comparable.
+	Repositories string
+}
+
+// RepositoryList returns Repositories as a slice (nil when empty).
+func (p PriorityConfig) RepositoryList() []string {
+	if p.Repositories == "" {
+		return nil
+	}
+	return strings.Split(p.Repositories, ",")
+}
+
+// SeatList is the config's named seats in config order, held in a
+// comparable canonical form ("name=label,label;name=label") so Config
+// stays comparable. The zero value is no named seats.
+type SeatList struct{ enc string }
+
+// NewSeatList returns the SeatList of seats (Config.validate checks them).
+func NewSeatList(seats []SeatConfig) SeatList {
+	parts := make([]string, len(seats))
+	for i, s := range seats {
+		parts[i] = s.Name + "=" + strings.Join(s.Labels, ",")
+	}
+	return SeatList{enc: strings.Join(parts, ";")}
+}
+
+// List returns the seats in config order (nil when none).
+func (l SeatList) List() []SeatConfig {
+	if l.enc == "" {
+		return nil
+	}
+	parts := strings.Split(l.enc, ";")
+	out := make([]SeatConfig, len(parts))
+	for i, p := range parts {
+		name, labels, _ := strings.Cut(p, "=")
+		out[i].Name = name
+		if labels != "" {
+			out[i].Labels = strings.Split(labels, ",")
+		}
+	}
+	return out
+}
+
+// Len returns the number of named seats.
+func (l SeatList) Len() int {
+	if l.enc == "" {
+		return 0
+	}
+	return strings.Count(l.enc, ";") + 1
 }
 
 // PriorityCaller is what the priority privilege depends on. The action
@@ -113,7 +161,7 @@ func ParseLabelExpression(expr string) ([]string, error) {
 // SeatLabels returns every label any configured seat carries, sorted.
 func (c Config) SeatLabels() []string {
 	var out []string
-	for _, s := range c.Seats {
+	for _, s := range c.Seats.List() {
 		out = append(out, s.Labels...)
 	}
 	slices.Sort(out)
@@ -122,7 +170,7 @@ func (c Config) SeatLabels() []string {
 
 // Seat returns the configured seat named name.
 func (c Config) Seat(name string) (SeatConfig, bool) {
-	for _, s := range c.Seats {
+	for _, s := range c.Seats.List() {
 		if s.Name == name {
 			return s, true
 		}
@@ -137,7 +185,7 @@ func CheckLabels(cfg Config, labels []string) error {
 	if len(labels) == 0 {
 		return nil
 	}
-	for _, s := range cfg.Seats {
+	for _, s := range cfg.Seats.List() {
 		if s.Carries(labels) {
 			return nil
 		}
@@ -155,14 +203,11 @@ func CheckLabels(cfg Config, labels []string) error {
 // outside a non-empty repositories list.
 func AllowedPriority(cfg Config, caller PriorityCaller) int {
 	p := cfg.Priority
-	if p == nil {
-		return 0
-	}
 	allowed := p.Max
 	if caller.PullRequest {
 		allowed = min(allowed, p.MaxForPullRequests)
 	}
-	if len(p.Repositories) > 0 && !slices.ContainsFunc(p.Repositories, func(r string) bool { return strings.EqualFold(r, caller.Repository) }) {
+	if repos := p.RepositoryList(); len(repos) > 0 && !slices.ContainsFunc(repos, func(r string) bool { return strings.EqualFold(r, caller.Repository) }) {
 		allowed = 0
 	}
 	return allowed
@@ -190,14 +235,14 @@ func (c Config) validateSeats() error {
 	bad := func(format string, args ...any) error {
 		return newError(CodeInvalidConfig, "validate lock config: "+fmt.Sprintf(format, args...))
 	}
-	if (len(c.Seats) > 0 || c.Priority != nil) && !c.FencedAdmission {
+	if (c.Seats.Len() > 0 || c.Priority != (PriorityConfig{})) && !c.FencedAdmission {
 		return bad("seats and priority require fencedAdmission (schema 6)")
 	}
-	if len(c.Seats) > 0 && len(c.Seats) != c.MaxHolders {
-		return bad("%d seats but maxHolders %d", len(c.Seats), c.MaxHolders)
+	if n := c.Seats.Len(); n > 0 && n != c.MaxHolders {
+		return bad("%d seats but maxHolders %d", n, c.MaxHolders)
 	}
 	names := map[string]bool{}
-	for _, s := range c.Seats {
+	for _, s := range c.Seats.List() {
 		if !ValidSeatName(s.Name) || names[s.Name] {
 			return bad("seat name %q is invalid or repeated", clip(s.Name, 80))
 		}
@@ -211,11 +256,11 @@ func (c Config) validateSeats() error {
 			}
 		}
 	}
-	if p := c.Priority; p != nil {
+	if p := c.Priority; p != (PriorityConfig{}) {
 		if p.Max < 0 || p.Max > MaxPriority || p.MaxForPullRequests < 0 || p.MaxForPullRequests > p.Max {
 			return bad("priority max %d / maxForPullRequests %d must satisfy 0 <= maxForPullRequests <= max <= %d", p.Max, p.MaxForPullRequests, MaxPriority)
 		}
-		for _, r := range p.Repositories {
+		for _, r := range p.RepositoryList() {
 			if !validRepository(r) {
 				return bad("priority repository %q is not owner/name", clip(r, 120))
 			}

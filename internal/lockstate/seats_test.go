@@ -18,7 +18,7 @@ func TestDecodeSeatConfig(t *testing.T) {
 		name    string
 		doc     string
 		seats   []SeatConfig
-		prio    *PriorityConfig
+		prio    PriorityConfig
 		max     int
 		refused string // a fragment of the warning when the whole config is refused
 	}{
@@ -41,7 +41,7 @@ func TestDecodeSeatConfig(t *testing.T) {
 		{name: "empty seats", doc: `{` + fencedFlags + `,"seats":[]}`, refused: "array of 1"},
 		{name: "seats not an array", doc: `{` + fencedFlags + `,"seats":{}}`, refused: "array of 1"},
 		{name: "priority", doc: `{` + fencedFlags + `,"priority":{"max":9,"maxForPullRequests":0,"repositories":["Ambiguous-Interactive/game"]}}`, max: 1,
-			prio: &PriorityConfig{Max: 9, Repositories: []string{"Ambiguous-Interactive/game"}}},
+			prio: PriorityConfig{Max: 9, Repositories: "Ambiguous-Interactive/game"}},
 		{name: "priority unknown key", doc: `{` + fencedFlags + `,"priority":{"max":9,"min":0}}`, refused: "unknown key"},
 		{name: "priority max 10", doc: `{` + fencedFlags + `,"priority":{"max":10}}`, refused: "max must be"},
 		{name: "priority max string", doc: `{` + fencedFlags + `,"priority":{"max":"5"}}`, refused: "max must be"},
@@ -61,7 +61,7 @@ func TestDecodeSeatConfig(t *testing.T) {
 				return
 			}
 			assert.Empty(t, warnings)
-			assert.Equal(t, c.seats, cfg.Seats)
+			assert.Equal(t, c.seats, cfg.Seats.List())
 			assert.Equal(t, c.prio, cfg.Priority)
 			assert.Equal(t, c.max, cfg.MaxHolders)
 		})
@@ -74,8 +74,8 @@ func TestDecodeConfigWithoutSeatsUnchanged(t *testing.T) {
 	t.Parallel()
 	cfg, w := DecodeConfig([]byte(`{` + fencedFlags + `,"maxHolders":2}`))
 	assert.Empty(t, w)
-	assert.Nil(t, cfg.Seats)
-	assert.Nil(t, cfg.Priority)
+	assert.Zero(t, cfg.Seats)
+	assert.Zero(t, cfg.Priority)
 	assert.Equal(t, 2, cfg.MaxHolders)
 }
 
@@ -84,12 +84,14 @@ func TestConfigValidateSeats(t *testing.T) {
 	good := cfgSeats(2, SeatConfig{"a", []string{"pro"}}, SeatConfig{"b", []string{"plus"}})
 	require.NoError(t, good.validate())
 	for name, mutate := range map[string]func(*Config){
-		"count":        func(c *Config) { c.MaxHolders = 3 },
-		"unfenced":     func(c *Config) { c.FencedAdmission = false },
-		"repeat":       func(c *Config) { c.Seats[1].Name = "a" },
-		"unsorted":     func(c *Config) { c.Seats[0].Labels = []string{"z", "a"} },
-		"no labels":    func(c *Config) { c.Seats[0].Labels = nil },
-		"bad priority": func(c *Config) { c.Priority = &PriorityConfig{Max: 1, MaxForPullRequests: 2} },
+		"count":    func(c *Config) { c.MaxHolders = 3 },
+		"unfenced": func(c *Config) { c.FencedAdmission = false },
+		"repeat":   func(c *Config) { c.Seats = NewSeatList([]SeatConfig{{"a", []string{"pro"}}, {"a", []string{"plus"}}}) },
+		"unsorted": func(c *Config) {
+			c.Seats = NewSeatList([]SeatConfig{{"a", []string{"z", "a"}}, {"b", []string{"plus"}}})
+		},
+		"no labels":    func(c *Config) { c.Seats = NewSeatList([]SeatConfig{{"a", nil}, {"b", []string{"plus"}}}) },
+		"bad priority": func(c *Config) { c.Priority = PriorityConfig{Max: 1, MaxForPullRequests: 2} },
 	} {
 		c := cfgSeats(2, SeatConfig{"a", []string{"pro"}}, SeatConfig{"b", []string{"plus"}})
 		mutate(&c)
@@ -127,7 +129,7 @@ func TestParseLabelExpression(t *testing.T) {
 func TestPriorityPrivilege(t *testing.T) {
 	t.Parallel()
 	cfg := cfgFenced(2, 2)
-	cfg.Priority = &PriorityConfig{Max: 9, MaxForPullRequests: 0, Repositories: []string{"Ambiguous-Interactive/game"}}
+	cfg.Priority = PriorityConfig{Max: 9, MaxForPullRequests: 0, Repositories: "Ambiguous-Interactive/game"}
 	game := PriorityCaller{Repository: "ambiguous-interactive/GAME"}
 	cases := []struct {
 		name   string
@@ -163,8 +165,9 @@ func FuzzDecodeSeatConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, _ := DecodeConfig(data)
 		require.NoError(t, cfg.validate())
-		if len(cfg.Seats) > 0 {
-			require.Equal(t, len(cfg.Seats), cfg.MaxHolders)
+		if cfg.Seats.Len() > 0 {
+			require.Equal(t, cfg.Seats.Len(), cfg.MaxHolders)
+			require.Equal(t, cfg.Seats, NewSeatList(cfg.Seats.List()))
 			for _, l := range cfg.SeatLabels() {
 				require.NoError(t, CheckLabels(cfg, []string{l}))
 			}
@@ -175,6 +178,17 @@ func FuzzDecodeSeatConfig(f *testing.F) {
 // cfgSeats is a fenced config naming seats (maxHolders = their count).
 func cfgSeats(k int, seats ...SeatConfig) Config {
 	c := cfgFenced(len(seats), k)
-	c.Seats = seats
+	c.Seats = NewSeatList(seats)
 	return c
+}
+
+// TestConfigStaysComparable: callers compare configs with == (history
+// replays); named seats and priorities must not break that.
+func TestConfigStaysComparable(t *testing.T) {
+	t.Parallel()
+	a, _ := DecodeConfig([]byte(`{` + fencedFlags + `,` + threeSeats + `,"priority":{"max":3,"repositories":["a/b","c/d"]}}`))
+	b, _ := DecodeConfig([]byte(`{` + fencedFlags + `,` + threeSeats + `,"priority":{"max":3,"repositories":["a/b","c/d"]}}`))
+	assert.True(t, a == b)
+	assert.False(t, a == proPlus(2))
+	assert.Equal(t, []string{"a/b", "c/d"}, a.Priority.RepositoryList())
 }

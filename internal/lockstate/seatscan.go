@@ -13,7 +13,7 @@ func seatMode(s *State, cfg Config) bool {
 	if s.SchemaVersion < FencedSchemaVersion {
 		return false
 	}
-	if len(cfg.Seats) > 0 {
+	if cfg.Seats.Len() > 0 {
 		return true
 	}
 	for _, e := range s.Queue {
@@ -43,7 +43,8 @@ type seatPlan struct {
 	reclaim     []bool
 	reclaimSeat []string
 	named       bool
-	cfg         Config
+	seats       []SeatConfig
+	byName      map[string]SeatConfig
 }
 
 // usable reports whether entry e could be admitted to seat (named seats)
@@ -52,7 +53,7 @@ func (p seatPlan) usable(e Entry, seat string) bool {
 	if !p.named {
 		return e.Labels == ""
 	}
-	sc, ok := p.cfg.Seat(seat)
+	sc, ok := p.byName[seat]
 	return ok && sc.Carries(e.LabelList())
 }
 
@@ -76,7 +77,11 @@ func (p seatPlan) usable(e Entry, seat string) bool {
 //     in config order.
 func planSeats(s *State, cfg Config) seatPlan {
 	n := len(s.Queue)
-	p := seatPlan{admit: make([]bool, n), seat: make([]string, n), rank: make([]int, n), reclaim: make([]bool, n), reclaimSeat: make([]string, n), named: len(cfg.Seats) > 0, cfg: cfg}
+	p := seatPlan{admit: make([]bool, n), seat: make([]string, n), rank: make([]int, n), reclaim: make([]bool, n), reclaimSeat: make([]string, n), seats: cfg.Seats.List(), byName: map[string]SeatConfig{}}
+	p.named = len(p.seats) > 0
+	for _, sc := range p.seats {
+		p.byName[sc.Name] = sc
+	}
 	occupied := map[string]bool{}
 	quarantine := map[string]*Reservation{}
 	taken := map[string]bool{}
@@ -101,7 +106,7 @@ func planSeats(s *State, cfg Config) seatPlan {
 	var free []string
 	capacity := FreeSlots(s, cfg)
 	if p.named {
-		for _, sc := range cfg.Seats {
+		for _, sc := range p.seats {
 			if !taken[sc.Name] {
 				free = append(free, sc.Name)
 			}
@@ -161,7 +166,7 @@ func planSeats(s *State, cfg Config) seatPlan {
 		}
 		var options []string
 		reachable := false
-		for _, sc := range cfg.Seats {
+		for _, sc := range p.seats {
 			if !sc.Carries(e.LabelList()) || barred(i, sc.Name) {
 				continue
 			}
@@ -215,8 +220,8 @@ func recordSeatUse(s *State, cfg Config, seat, runner, now string) {
 		old[u.Name] = u
 	}
 	old[seat] = SeatUse{Name: seat, LastRunner: runner, LastUsedAt: now}
-	out := make([]SeatUse, 0, len(cfg.Seats))
-	for _, sc := range cfg.Seats {
+	out := make([]SeatUse, 0, cfg.Seats.Len())
+	for _, sc := range cfg.Seats.List() {
 		if u, ok := old[sc.Name]; ok {
 			out = append(out, u)
 		}

@@ -26,7 +26,7 @@ func seatStep(t *testing.T, s *State, cfg Config, id Identity, labels []string, 
 // priorities up to 9.
 func proPlus(k int) Config {
 	c := cfgSeats(k, SeatConfig{"pro-a-1", []string{"pro"}}, SeatConfig{"pro-a-2", []string{"pro"}}, SeatConfig{"plus-1", []string{"plus"}})
-	c.Priority = &PriorityConfig{Max: 9}
+	c.Priority = PriorityConfig{Max: 9}
 	return c
 }
 
@@ -150,7 +150,7 @@ func TestSeatAdmission(t *testing.T) {
 		{name: "...and only one", state: fencedState([]Holder{holderTok(b, 6, 1), seated(c, "pro-a-1", "pro", 2)}, nil),
 			cfg: cfgSeats(2, SeatConfig{"pro-a-1", []string{"pro"}}, SeatConfig{"pro-a-2", []string{"pro"}}), caller: a, labels: []string{"pro"}, want: OutcomeQueued},
 		{name: "anonymous seats with priority classes", state: fencedState([]Holder{holderTok(b, 6, 1)}, []Entry{waiting(c, "", 0, 0)}),
-			cfg: func() Config { x := cfgFenced(2, 2); x.Priority = &PriorityConfig{Max: 3}; return x }(), caller: a, prio: 3, want: OutcomeAdmitted, seat: "",
+			cfg: func() Config { x := cfgFenced(2, 2); x.Priority = PriorityConfig{Max: 3}; return x }(), caller: a, prio: 3, want: OutcomeAdmitted, seat: "",
 			check: func(t *testing.T, out *State, _ AcquireDecision) { assert.Equal(t, 1, out.Queue[0].Overtakes) }},
 	}
 	for _, tc := range cases {

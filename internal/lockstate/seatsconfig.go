@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // decodeSeatConfig reads the optional "seats" and "priority" keys of a lock
@@ -30,7 +31,7 @@ func decodeSeatConfig(obj map[string]any, cfg *Config) string {
 		if _, has := obj["maxHolders"]; has && cfg.MaxHolders != len(seats) {
 			return fmt.Sprintf("lock config names %d seats but maxHolders is %d (they must agree, or leave maxHolders out); using safe defaults for the entire config", len(seats), cfg.MaxHolders)
 		}
-		cfg.Seats, cfg.MaxHolders = seats, len(seats)
+		cfg.Seats, cfg.MaxHolders = NewSeatList(seats), len(seats)
 	}
 	if hasPrio {
 		p, problem := decodePriorityConfig(prioRaw)
@@ -91,14 +92,14 @@ func decodeSeatList(v any) ([]SeatConfig, string) {
 
 // decodePriorityConfig decodes the "priority" object, or says what is
 // wrong with it.
-func decodePriorityConfig(v any) (*PriorityConfig, string) {
+func decodePriorityConfig(v any) (PriorityConfig, string) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, "must be an object"
+		return PriorityConfig{}, "must be an object"
 	}
 	for k := range m {
 		if k != "max" && k != "maxForPullRequests" && k != "repositories" {
-			return nil, fmt.Sprintf("has unknown key %q (only max, maxForPullRequests and repositories)", clip(k, 40))
+			return PriorityConfig{}, fmt.Sprintf("has unknown key %q (only max, maxForPullRequests and repositories)", clip(k, 40))
 		}
 	}
 	class := func(key string) (int, bool) {
@@ -112,26 +113,28 @@ func decodePriorityConfig(v any) (*PriorityConfig, string) {
 		n, ok := configInteger(raw, false)
 		return int(n), ok && n >= 0 && n <= MaxPriority
 	}
-	p := &PriorityConfig{}
+	p := PriorityConfig{}
 	var okMax, okPR bool
 	if p.Max, okMax = class("max"); !okMax {
-		return nil, fmt.Sprintf("max must be an integer from 0 through %d", MaxPriority)
+		return PriorityConfig{}, fmt.Sprintf("max must be an integer from 0 through %d", MaxPriority)
 	}
 	if p.MaxForPullRequests, okPR = class("maxForPullRequests"); !okPR || p.MaxForPullRequests > p.Max {
-		return nil, fmt.Sprintf("maxForPullRequests must be an integer from 0 through max (%d)", p.Max)
+		return PriorityConfig{}, fmt.Sprintf("maxForPullRequests must be an integer from 0 through max (%d)", p.Max)
 	}
 	if raw, has := m["repositories"]; has {
 		list, ok := raw.([]any)
+		var repos []string
 		if !ok {
-			return nil, "repositories must be an array of owner/name strings"
+			return PriorityConfig{}, "repositories must be an array of owner/name strings"
 		}
 		for _, r := range list {
 			s, ok := r.(string)
 			if !ok || !validRepository(s) {
-				return nil, "repositories must be an array of owner/name strings"
+				return PriorityConfig{}, "repositories must be an array of owner/name strings"
 			}
-			p.Repositories = append(p.Repositories, s)
+			repos = append(repos, s)
 		}
+		p.Repositories = strings.Join(repos, ",")
 	}
 	return p, ""
 }

@@ -54,7 +54,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	}
 	cr := checker.Check(versions, checker.Input{
 		Lock: lockName, ServerURL: serverURL, MaxHolders: s.cfg.MaxHolders,
-		MaxOvertakes: s.cfg.MaxOvertakes, CheckOvertakes: true, Authorize: s.authorize,
+		MaxOvertakes: s.cfg.MaxOvertakes, CheckOvertakes: true, Authorize: s.authorize, Seats: s.cfg.Seats.List(),
 	})
 	rep.Violations = append(rep.Violations, cr.Violations...)
 	rep.Admissions = len(cr.Admissions)

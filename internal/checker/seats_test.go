@@ -1,0 +1,118 @@
+package checker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+var proPlus = []lockstate.SeatConfig{{Name: "pro-a-1", Labels: []string{"pro"}}, {Name: "pro-a-2", Labels: []string{"pro"}}, {Name: "plus-1", Labels: []string{"plus"}}}
+
+func seatedHolder(n int, runner, seat, labels string, prio int, token int64) lockstate.Holder {
+	h := holder(n, runner)
+	h.Seat, h.Labels, h.Priority, h.FencingToken = seat, labels, prio, token
+	return h
+}
+
+func seatWaiter(n int, runner, labels string, prio, overtakes int) lockstate.Entry {
+	e := entry(n, runner)
+	e.Labels, e.Priority, e.Overtakes = labels, prio, overtakes
+	return e
+}
+
+// version6 encodes a schema-6 state.
+func version6(t *testing.T, sec int, holders []lockstate.Holder, queue []lockstate.Entry) checker.Version {
+	t.Helper()
+	s := lockstate.Empty("seats")
+	s.SchemaVersion = 6
+	s.Holders, s.Queue, s.Reservations = holders, queue, []lockstate.Reservation{}
+	for _, h := range holders {
+		s.FencingToken = max(s.FencingToken, h.FencingToken)
+	}
+	s.UpdatedAt = lockstate.FormatTime(t0.Add(time.Duration(sec) * time.Second))
+	data, err := lockstate.Encode(s)
+	require.NoError(t, err)
+	return checker.Version{Time: t0.Add(time.Duration(sec) * time.Second), Content: data, Message: "v"}
+}
+
+func seatInput() checker.Input {
+	return checker.Input{Lock: "seats", MaxHolders: 3, Seats: proPlus, MaxOvertakes: 2, CheckOvertakes: true,
+		Removals: []checker.Removal{removal(1, 0), removal(2, 0), removal(3, 0), removal(4, 0), removal(5, 0)}}
+}
+
+func TestSeatHistoryPasses(t *testing.T) {
+	t.Parallel()
+	busy := []lockstate.Holder{seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1), seatedHolder(2, "r2", "pro-a-2", "pro", 0, 2)}
+	vs := []checker.Version{
+		version6(t, 0, busy, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(4, "r4", "pro", 5, 0)}),
+		// A plus job passes the pro waiters: they could not use plus-1.
+		version6(t, 1, append(busy, seatedHolder(5, "r5", "plus-1", "plus", 0, 3)), []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(4, "r4", "pro", 5, 0)}),
+		// pro-a-1 frees; the class-5 waiter takes it past the class-0 one.
+		version6(t, 2, []lockstate.Holder{busy[1], seatedHolder(5, "r5", "plus-1", "plus", 0, 3)}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(4, "r4", "pro", 5, 0)}),
+		version6(t, 3, []lockstate.Holder{busy[1], seatedHolder(5, "r5", "plus-1", "plus", 0, 3), seatedHolder(4, "r4", "pro-a-1", "pro", 5, 4)}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 1)}),
+	}
+	rep := checker.Check(vs, seatInput())
+	assert.True(t, rep.OK(), rep.Violations)
+	assert.Equal(t, 1, rep.MaxOvertaken)
+}
+
+func TestCheckerCatchesSeatGivenTwice(t *testing.T) {
+	t.Parallel()
+	good := version6(t, 0, []lockstate.Holder{seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1), seatedHolder(2, "r2", "pro-a-2", "pro", 0, 2)}, nil)
+	bad := good
+	bad.Content = []byte(strings.ReplaceAll(string(good.Content), `"seat": "pro-a-2"`, `"seat": "pro-a-1"`))
+	require.NotEqual(t, good.Content, bad.Content)
+	bad.Time = t0.Add(time.Second)
+	rep := checker.Check([]checker.Version{good, bad}, seatInput())
+	assert.False(t, rep.OK())
+	assert.Equal(t, 1, rep.SeatViolations, rep.Violations)
+}
+
+func TestCheckerCatchesWrongLabels(t *testing.T) {
+	t.Parallel()
+	vs := []checker.Version{
+		version6(t, 0, nil, []lockstate.Entry{seatWaiter(1, "r1", "pro", 0, 0)}),
+		version6(t, 1, []lockstate.Holder{seatedHolder(1, "r1", "plus-1", "pro", 0, 1)}, nil),
+	}
+	rep := checker.Check(vs, seatInput())
+	assert.Equal(t, 1, rep.SeatViolations, rep.Violations)
+}
+
+func TestCheckerCatchesPriorityInversion(t *testing.T) {
+	t.Parallel()
+	full := []lockstate.Holder{seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1), seatedHolder(2, "r2", "plus-1", "plus", 0, 2)}
+	queue := []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(4, "r4", "pro", 5, 0)}
+	vs := []checker.Version{
+		version6(t, 0, full, queue),
+		// The class-0 waiter takes the only free pro seat while a class-5
+		// waiter that could take it waits: an inversion.
+		version6(t, 1, append(full, seatedHolder(3, "r3", "pro-a-2", "pro", 0, 3)), []lockstate.Entry{seatWaiter(4, "r4", "pro", 5, 0)}),
+	}
+	rep := checker.Check(vs, seatInput())
+	assert.Equal(t, 1, rep.PriorityInversions, rep.Violations)
+
+	// The same admission is allowed when the class-0 waiter is a barrier.
+	queue[0].Overtakes = 2
+	vs[0] = version6(t, 0, full, queue)
+	rep = checker.Check(vs, seatInput())
+	assert.True(t, rep.OK(), rep.Violations)
+}
+
+func TestCheckerCatchesOvertakeBeyondBound(t *testing.T) {
+	t.Parallel()
+	full := []lockstate.Holder{seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1), seatedHolder(2, "r2", "plus-1", "plus", 0, 2)}
+	vs := []checker.Version{
+		version6(t, 0, full, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 2), seatWaiter(4, "r4", "pro", 9, 0)}),
+		// A class-9 waiter passes a class-0 barrier (overtaken twice).
+		version6(t, 1, append(full, seatedHolder(4, "r4", "pro-a-2", "pro", 9, 3)), []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 2)}),
+	}
+	rep := checker.Check(vs, seatInput())
+	assert.Equal(t, 1, rep.OvertakeViolations, rep.Violations)
+	assert.Zero(t, rep.PriorityInversions)
+}
