@@ -1,6 +1,7 @@
 package prhead
 
 import (
+	"io"
 	"regexp"
 	"strings"
 
@@ -29,20 +30,29 @@ type Inputs struct {
 	Request Request
 }
 
-// ReadInputs reads github-token (masked at once), pull-request-number and
-// expected-head-sha. For a scoped run it validates them and
-// GITHUB_REPOSITORY, returning an *actionio.InputError that names the rule
-// and never the value. It sends no request.
+// ReadInputs is ParseInputs over a's environment, masking github-token in
+// a's log at once.
 func ReadInputs(a *actionio.IO, apiURL string) (Inputs, error) {
-	token := a.Input(InputGitHubToken)
-	if token != "" {
-		a.Mask(token)
+	in, err := ParseInputs(a.Getenv, apiURL)
+	if in.Request.Token != "" {
+		a.Mask(in.Request.Token)
 	}
+	return in, err
+}
+
+// ParseInputs reads github-token (the caller masks it: Request.Token),
+// pull-request-number and expected-head-sha through getenv. For a scoped
+// run it validates them and GITHUB_REPOSITORY, returning an
+// *actionio.InputError that names the rule and never the value. It sends no
+// request.
+func ParseInputs(getenv func(string) string, apiURL string) (Inputs, error) {
+	a := actionio.New(getenv, io.Discard)
+	token := a.Input(InputGitHubToken)
 	number := a.Input(InputPullRequestNumber)
 	expected := a.Input(InputExpectedHeadSHA)
-	event := strings.TrimSpace(a.Getenv("GITHUB_EVENT_NAME"))
+	event := strings.TrimSpace(getenv("GITHUB_EVENT_NAME"))
 	in := Inputs{Scoped: event == "pull_request" || event == "pull_request_target" || number != "" || expected != ""}
-	in.Request = Request{APIURL: apiURL, Repository: strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY")), Number: number, ExpectedSHA: expected, Token: token}
+	in.Request = Request{APIURL: apiURL, Repository: strings.TrimSpace(getenv("GITHUB_REPOSITORY")), Number: number, ExpectedSHA: expected, Token: token}
 	if !in.Scoped {
 		return in, nil
 	}
@@ -62,7 +72,13 @@ func ReadInputs(a *actionio.IO, apiURL string) (Inputs, error) {
 // APIURL returns GITHUB_API_URL (or, for a local action only, the
 // self-test emulator's: actionio.IO.APIURL) or the public default.
 func APIURL(a *actionio.IO) string {
-	if v := strings.TrimSpace(a.APIURL()); v != "" {
+	return APIURLOf(a.APIURL())
+}
+
+// APIURLOf is raw (an actionio.IO.APIURL value) trimmed, or the public
+// default when empty.
+func APIURLOf(raw string) string {
+	if v := strings.TrimSpace(raw); v != "" {
 		return v
 	}
 	return "https://api.github.com"

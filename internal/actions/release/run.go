@@ -198,7 +198,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if dec.ForeignKept > 0 {
 		r.a.Warning(foreignKeptMessage(r.s.holderID, r.s.target.Lock, dec.ForeignKept))
 	}
-	if err := lockaction.RemoveHeldMarker(r.d.Getenv, r.s.target, r.s.holderID); err != nil {
+	if err := lockaction.RemoveHeldMarker(lockaction.RunnerTemp(r.d.Getenv), r.s.target, r.s.holderID); err != nil {
 		r.a.Warning("Could not remove this job's admission marker: " + err.Error())
 	}
 	r.log(dec)
@@ -265,7 +265,7 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		// release: a lagging replica can serve an older version. Every such
 		// conclusion is confirmed at the branch head, with this job's
 		// admission marker or without it (another job releasing the id).
-		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.d.Getenv, r.s.target, r.s.holderID)
+		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, lockaction.RunnerTemp(r.d.Getenv), r.s.target, r.s.holderID)
 		if ferr == nil && !fc.Checked {
 			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.target, r.s.holderID)
 		}
