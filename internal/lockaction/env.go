@@ -70,9 +70,10 @@ const (
 // and defaulted) and the runner it runs on.
 type Run struct {
 	Repository, Workflow, Job, RunID, RunAttempt string
-	// RawRunID and RawRunAttempt are the variables as set (the job-id
-	// lookup requires them canonical, without defaults).
-	RawRunID, RawRunAttempt string
+	// RawRepository, RawRunID and RawRunAttempt are the variables as set
+	// (the job-id lookup and release's holder-id check require them
+	// without defaults).
+	RawRepository, RawRunID, RawRunAttempt string
 	// EventName is GITHUB_EVENT_NAME (trimmed).
 	EventName string
 	// Runner is the validated runner environment.

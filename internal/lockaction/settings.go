@@ -205,6 +205,7 @@ func ParseRun(getenv func(string) string, p *Problems) Run {
 		Job:           env("GITHUB_JOB", DefaultRunName),
 		RunID:         env("GITHUB_RUN_ID", DefaultRunNumber),
 		RunAttempt:    env("GITHUB_RUN_ATTEMPT", DefaultRunNumber),
+		RawRepository: getenv("GITHUB_REPOSITORY"),
 		RawRunID:      getenv("GITHUB_RUN_ID"),
 		RawRunAttempt: getenv("GITHUB_RUN_ATTEMPT"),
 		EventName:     strings.TrimSpace(getenv("GITHUB_EVENT_NAME")),
