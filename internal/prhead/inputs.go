@@ -1,6 +1,7 @@
 package prhead
 
 import (
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -30,21 +31,12 @@ type Inputs struct {
 	Request Request
 }
 
-// ReadInputs is ParseInputs over a's environment, masking github-token in
-// a's log at once.
-func ReadInputs(a *actionio.IO, apiURL string) (Inputs, error) {
-	in, err := ParseInputs(a.Getenv, apiURL)
-	if in.Request.Token != "" {
-		a.Mask(in.Request.Token)
-	}
-	return in, err
-}
-
 // ParseInputs reads github-token (the caller masks it: Request.Token),
 // pull-request-number and expected-head-sha through getenv. For a scoped
 // run it validates them and GITHUB_REPOSITORY, returning an
 // *actionio.InputError that names the rule and never the value. It sends no
-// request.
+// request. Several invalid values are all reported (errors.Join, the first
+// one first).
 func ParseInputs(getenv func(string) string, apiURL string) (Inputs, error) {
 	a := actionio.New(getenv, io.Discard)
 	token := a.Input(InputGitHubToken)
@@ -56,23 +48,26 @@ func ParseInputs(getenv func(string) string, apiURL string) (Inputs, error) {
 	if !in.Scoped {
 		return in, nil
 	}
-	switch {
-	case token == "":
-		return in, &actionio.InputError{Input: InputGitHubToken, Code: actionio.CodeRequired, Message: "is required to verify the current pull request head"}
-	case !numberRE.MatchString(number):
-		return in, &actionio.InputError{Input: InputPullRequestNumber, Code: actionio.CodePatternMismatch, Message: "must match " + numberRE.String()}
-	case !expectedRE.MatchString(expected):
-		return in, &actionio.InputError{Input: InputExpectedHeadSHA, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA"}
-	case !repositoryRE.MatchString(in.Request.Repository):
-		return in, &actionio.InputError{Input: "GITHUB_REPOSITORY", Code: actionio.CodePatternMismatch, Message: "must be the calling OWNER/NAME"}
+	var problems []error
+	if token == "" {
+		problems = append(problems, &actionio.InputError{Input: InputGitHubToken, Code: actionio.CodeRequired, Message: "is required to verify the current pull request head"})
 	}
-	return in, nil
-}
-
-// APIURL returns GITHUB_API_URL (or, for a local action only, the
-// self-test emulator's: actionio.IO.APIURL) or the public default.
-func APIURL(a *actionio.IO) string {
-	return APIURLOf(a.APIURL())
+	if !numberRE.MatchString(number) {
+		problems = append(problems, &actionio.InputError{Input: InputPullRequestNumber, Code: actionio.CodePatternMismatch, Message: "must match " + numberRE.String()})
+	}
+	if !expectedRE.MatchString(expected) {
+		problems = append(problems, &actionio.InputError{Input: InputExpectedHeadSHA, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA"})
+	}
+	if !repositoryRE.MatchString(in.Request.Repository) {
+		problems = append(problems, &actionio.InputError{Input: "GITHUB_REPOSITORY", Code: actionio.CodePatternMismatch, Message: "must be the calling OWNER/NAME"})
+	}
+	switch len(problems) {
+	case 0:
+		return in, nil
+	case 1:
+		return in, problems[0]
+	}
+	return in, errors.Join(problems...)
 }
 
 // APIURLOf is raw (an actionio.IO.APIURL value) trimmed, or the public
