@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -94,6 +96,11 @@ func (e *SettingsError) ReasonCode() string {
 func Inputs(getenv func(string) string) *actionio.IO {
 	return actionio.New(getenv, io.Discard)
 }
+
+// NewReservationID returns a random RFC 4122 version 4 UUID, the
+// reservation ID format of the reference (crypto.randomUUID): the one UUID
+// generator of the lock actions (acquire and release quarantines, recover).
+func NewReservationID() string { return uuid.NewString() }
 
 // ActionRoot returns the lock repository checkout containing the running
 // action (BUILD_LOCK_ACTION_ROOT, else three levels above
