@@ -1,27 +1,22 @@
 package lockaction
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // This file is the only place in lockaction that reads the environment:
 // the shared pieces of every lock action's settings (Target, Run and the
 // identity inputs, AppCredentials, Knobs), each parsed by one function that
 // takes getenv and appends its problems to a shared Problems list, so an
-// action's LoadSettings reports every invalid input in one pass. The
-// *actionio.IO wrappers at the end keep the one-error signatures for the
-// actions that still parse piecemeal.
+// action's LoadSettings reports every invalid input in one pass.
 
 // Problems collects every problem one settings parse found, in the order
 // the checks ran (the order of today's first-error refusals).
@@ -276,71 +271,12 @@ type Knobs struct {
 
 // ParseKnobs reads the retry knobs.
 func ParseKnobs(getenv func(string) string) Knobs {
-	k, w := ghclient.KnobsFromEnv(getenv)
+	k, w := ghclient.KnobsFromValues(getenv(ghclient.EnvMaxAttempts), getenv(ghclient.EnvRetryBaseMS), getenv(ghclient.EnvRetryMaxMS))
 	return Knobs{API: k, Warnings: w}
 }
 
-// The wrappers below serve the actions that still read their settings
-// piecemeal through an *actionio.IO: each returns the first problem.
-
-// LoadPolicy reads the policy from the action's checkout (ActionRoot).
-func LoadPolicy(a *actionio.IO) (Policy, error) { return LoadPolicyFile(ActionRoot(a.Getenv)) }
-
-// ParseTarget is parseTarget returning the first problem.
-func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
-	var p Problems
-	t := parseTarget(a.Getenv, policy, &p)
-	return t, p.First()
-}
-
-// RunnerEnvironment reads and validates the runner variables.
-func RunnerEnvironment(a *actionio.IO) (Runner, error) {
-	var p Problems
-	r := ParseRun(a.Getenv, &p)
-	if err := p.First(); err != nil {
-		return Runner{}, err
-	}
-	return r.Runner, nil
-}
-
-// IdentityInputs reads holder-id-suffix and runner-id and validates the
-// runner environment, returning the first problem.
-func IdentityInputs(a *actionio.IO) (suffix, runnerID string, err error) {
-	var p Problems
-	in := Inputs(a.Getenv)
-	if suffix, err = in.Identifier("holder-id-suffix", DefaultHolderIDSuffix, MaxHolderIDSuffixBytes, false); err != nil {
-		return "", "", err
-	}
-	if runnerID, err = in.Identifier("runner-id", "", MaxRunnerIDBytes, true); err != nil {
-		return "", "", err
-	}
-	r := ParseRun(a.Getenv, &p)
-	if err := p.First(); err != nil {
-		return "", "", err
-	}
-	if runnerID == "" {
-		runnerID = r.Runner.Name
-	}
-	return suffix, runnerID, nil
-}
-
-// Identity builds the caller's run identity from the runner environment
-// (IdentityFor over ParseRun).
-func Identity(a *actionio.IO, t Target, suffix, runnerID, jobID string, now time.Time) lockstate.Identity {
-	var p Problems
-	return IdentityFor(ParseRun(a.Getenv, &p), t, suffix, runnerID, jobID, now)
-}
-
-// ParseAppCredentials reads an App id and key, masking the secrets in a's
-// log at once, and returns the first problem.
-func ParseAppCredentials(a *actionio.IO, idVar, keyVar string) (AppCredentials, error) {
-	var p Problems
-	c := ParseCredentials(a.Getenv, idVar, keyVar, &p)
-	c.MaskIn(a)
-	return c, p.First()
-}
-
-// NewWriterClient is NewWriterClientWith the knobs of a's environment.
-func NewWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, opts ClientOptions) (*ghclient.Client, error) {
-	return NewWriterClientWith(ctx, a, t, creds, ParseKnobs(a.Getenv), opts)
+// ParseTargetWithPolicy is ParseTargetSettings with the caller policy
+// already loaded (tests, and callers that read it elsewhere).
+func ParseTargetWithPolicy(getenv func(string) string, policy Policy, p *Problems) Target {
+	return parseTarget(getenv, policy, p)
 }
