@@ -92,13 +92,14 @@ func Run(ctx context.Context, deps Deps) error {
 		deps.Verifier = signature.ForPlatform(deps.GOOS)
 	}
 	a := actionio.New(deps.Getenv, deps.Stdout)
+	s, serr := LoadSettings(deps.Getenv)
 	if deps.GOOS != "windows" {
 		return refusal(CodePlatformRefused, "ensure-unity-editor validates Windows editors only; %s is refused", deps.GOOS)
 	}
-	in, err := readInputs(a)
-	if err != nil {
-		return err
+	if serr != nil {
+		return serr
 	}
+	in := s.inputs
 	rec := editor.Record{
 		SchemaVersion: editor.RecordSchemaVersion, Validator: editor.Validator, UnityVersion: in.version,
 		ProvisioningProfile: string(in.profile), InstallRoot: in.root, CIManagedOnly: in.managedOnly,
