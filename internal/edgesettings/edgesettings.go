@@ -8,10 +8,13 @@ package edgesettings
 
 import (
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // Problems collects every invalid setting found by one LoadSettings, in
@@ -27,6 +30,14 @@ func (p *Problems) Add(err error) {
 
 // Len returns the number of problems recorded.
 func (p *Problems) Len() int { return len(p.errs) }
+
+// First returns the first problem recorded, or nil.
+func (p *Problems) First() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return p.errs[0]
+}
 
 // Err returns nil when no problem was recorded, else one *Error listing
 // them all.
@@ -45,7 +56,8 @@ type Error struct {
 }
 
 // Error implements error: the one problem's message, or every message
-// joined with "; " after their count.
+// joined with "; " after their count, each followed by its reason code in
+// brackets when it has one its message does not already name.
 func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0].Error()
@@ -53,6 +65,9 @@ func (e *Error) Error() string {
 	msgs := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		msgs[i] = p.Error()
+		if code := Code(p); code != "" && !strings.Contains(msgs[i], "(rule "+code+")") && !strings.Contains(msgs[i], code) {
+			msgs[i] += " [" + code + "]"
+		}
 	}
 	return strconv.Itoa(len(e.Problems)) + " invalid settings: " + strings.Join(msgs, "; ")
 }
@@ -79,15 +94,34 @@ func (e *Error) Codes() []string {
 	return out
 }
 
-// Code returns err's stable code as ReasonCode does for one problem.
+// Code returns err's stable reason code: its own ReasonCode when it has
+// one, a lockstate rule's code, "input-<code>" for an *actionio.InputError,
+// a GitHub error's code (github-api-<status> without one), else "". It is
+// the code lockaction.ReasonCode gives the same error.
 func Code(err error) string {
+	if err == nil {
+		return ""
+	}
 	var r interface{ ReasonCode() string }
 	if errors.As(err, &r) && r.ReasonCode() != "" {
 		return r.ReasonCode()
 	}
+	if c := lockstate.CodeOf(err); c != "" {
+		return string(c)
+	}
 	var in *actionio.InputError
 	if errors.As(err, &in) {
 		return "input-" + in.Code
+	}
+	var ge *ghclient.Error
+	if errors.As(err, &ge) {
+		switch {
+		case ge.Code != "":
+			return ge.Code
+		case ge.Status != 0:
+			return "github-api-" + strconv.Itoa(ge.Status)
+		}
+		return "github-api-unavailable"
 	}
 	return ""
 }
@@ -116,6 +150,14 @@ const (
 // summary reads no environment.
 type Files struct {
 	Output, Summary, State string
+}
+
+// IO returns the workflow-command writer of a binary whose settings are
+// read: an actionio.IO over w that sees only the file-command paths
+// (ReadFiles), so nothing that writes through it can read an input or any
+// other variable below the edge.
+func IO(getenv func(string) string, w io.Writer) *actionio.IO {
+	return actionio.New(ReadFiles(getenv).Getenv, w)
 }
 
 // ReadFiles reads the file-command paths (not validated: an action that

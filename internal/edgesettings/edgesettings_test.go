@@ -32,7 +32,7 @@ func TestProblemsListEveryProblemWithTheFirstCode(t *testing.T) {
 	p.Add(coded{"owner-not-caller"})
 	p.Add(errors.New("plain"))
 	err := p.Err()
-	assert.Equal(t, "3 invalid settings: input lock-name: is required; coded owner-not-caller; plain", err.Error())
+	assert.Equal(t, "3 invalid settings: input lock-name: is required [input-required]; coded owner-not-caller; plain", err.Error())
 	var e *edgesettings.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "input-required", e.ReasonCode())

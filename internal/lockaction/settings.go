@@ -1,7 +1,6 @@
 package lockaction
 
 import (
-	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 )
 
@@ -19,71 +19,15 @@ import (
 // action's LoadSettings reports every invalid input in one pass.
 
 // Problems collects every problem one settings parse found, in the order
-// the checks ran (the order of today's first-error refusals).
-type Problems struct {
-	list []error
-}
-
-// Add appends err (nil is ignored).
-func (p *Problems) Add(err error) {
-	if err != nil {
-		p.list = append(p.list, err)
-	}
-}
-
-// Len is the number of problems found.
-func (p *Problems) Len() int { return len(p.list) }
-
-// First is the first problem, or nil.
-func (p *Problems) First() error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	return p.list[0]
-}
-
-// Err is nil without problems, else one *SettingsError listing them all.
-func (p *Problems) Err() error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	return &SettingsError{Problems: append([]error(nil), p.list...)}
-}
+// the checks ran (the order of today's first-error refusals): the one list
+// type of every binary's settings (internal/edgesettings).
+type Problems = edgesettings.Problems
 
 // SettingsError is every problem of one action's settings. Its reason code
 // is its first problem's (the code a first-error refusal had), so the
 // ::error title and the admission-result are unchanged; its message lists
-// every problem, each with its own code.
-type SettingsError struct {
-	Problems []error
-}
-
-// Error is the single problem's message, or "N invalid settings: ..." with
-// each problem and its reason code.
-func (e *SettingsError) Error() string {
-	if len(e.Problems) == 1 {
-		return e.Problems[0].Error()
-	}
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		parts[i] = p.Error()
-		if code := ReasonCode(p); code != "" && !strings.Contains(parts[i], "(rule "+code+")") {
-			parts[i] += " [" + code + "]"
-		}
-	}
-	return fmt.Sprintf("%d invalid settings: %s", len(e.Problems), strings.Join(parts, "; "))
-}
-
-// Unwrap returns the problems (errors.As finds any of them).
-func (e *SettingsError) Unwrap() []error { return e.Problems }
-
-// ReasonCode is the first problem's reason code.
-func (e *SettingsError) ReasonCode() string {
-	if len(e.Problems) == 0 {
-		return ""
-	}
-	return ReasonCode(e.Problems[0])
-}
+// every problem, each with its own code (internal/edgesettings).
+type SettingsError = edgesettings.Error
 
 // Inputs returns a reader of the action inputs (INPUT_X-Y, then INPUT_X_Y)
 // behind getenv. It writes nothing: secrets read through it are masked by

@@ -53,6 +53,9 @@ type RefusalError struct {
 
 func (e *RefusalError) Error() string { return e.Message + " (rule " + e.Rule + ")" }
 
+// ReasonCode is the refusal's rule.
+func (e *RefusalError) ReasonCode() string { return e.Rule }
+
 func refuse(rule, format string, args ...any) error {
 	return &RefusalError{Rule: rule, Message: fmt.Sprintf(format, args...)}
 }

@@ -47,6 +47,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -207,7 +208,7 @@ func Run(ctx context.Context, d Deps) error {
 	if err != nil {
 		return err
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	return Execute(ctx, a, d, s, err)
 }
@@ -220,7 +221,7 @@ func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
 	if err != nil {
 		return lockaction.ExitFailure
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	return lockaction.Finish(a, sig, Execute(ctx, a, d, s, err))
 }

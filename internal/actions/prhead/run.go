@@ -6,6 +6,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
 
@@ -24,7 +25,7 @@ const (
 // and fails when the head moved on. A failed lookup writes no outputs.
 func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	if s.Inputs.Request.Token != "" {
 		a.Mask(s.Inputs.Request.Token)

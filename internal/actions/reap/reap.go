@@ -69,6 +69,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -191,7 +192,7 @@ func Run(ctx context.Context, d Deps) error {
 	if err != nil {
 		return err
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	return run(ctx, a, d, s, err)
 }
@@ -204,7 +205,7 @@ func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
 	if err != nil {
 		return lockaction.ExitFailure
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	return lockaction.Finish(a, sig, run(ctx, a, d, s, err))
 }

@@ -7,7 +7,7 @@ package recover
 import (
 	"context"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 )
@@ -23,7 +23,7 @@ func Run(ctx context.Context, d Deps) error {
 		return err
 	}
 	s, err := LoadSettings(d.Getenv)
-	return recovery.Execute(ctx, actionio.New(d.Getenv, d.Stdout), d, s, err)
+	return recovery.Execute(ctx, edgesettings.IO(d.Getenv, d.Stdout), d, s, err)
 }
 
 // Main runs the action and returns its exit code (0, 1, 130 or 143).
@@ -32,7 +32,7 @@ func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
 	if err != nil {
 		return lockaction.ExitFailure
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	return lockaction.Finish(a, sig, recovery.Execute(ctx, a, d, s, err))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -40,7 +41,7 @@ func Run(ctx context.Context, deps Deps) error {
 		return errors.New("release: nil context")
 	}
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
 	s, err := LoadSettings(d.Getenv)
 	s.Credentials.MaskIn(a)
 	for _, w := range s.Warnings {

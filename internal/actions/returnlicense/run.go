@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 
@@ -95,7 +96,7 @@ func Run(ctx context.Context, deps Deps) error {
 	if deps.Verifier == nil {
 		deps.Verifier = signature.ForPlatform(deps.GOOS)
 	}
-	a := actionio.New(deps.Getenv, deps.Stdout)
+	a := edgesettings.IO(deps.Getenv, deps.Stdout)
 	st, serr := LoadSettings(deps.Getenv)
 	// 1. Mask first: nothing below may print a credential, but the runner's
 	// masking is the backstop.
@@ -142,7 +143,7 @@ func Run(ctx context.Context, deps Deps) error {
 		return err
 	}
 	a.Group("Returning the Unity license")
-	out, err := returncmd.Run(ctx, editorPath, in.email, in.password, deps.Getenv, ev.runnerTemp, deps.After)
+	out, err := returncmd.RunWith(ctx, editorPath, in.email, in.password, st.EditorEnv, ev.runnerTemp, deps.After)
 	a.EndGroup()
 	if err != nil {
 		return err

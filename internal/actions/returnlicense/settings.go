@@ -8,6 +8,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
 )
 
 // Settings are everything return-unity-license reads from its environment,
@@ -23,6 +24,9 @@ type Settings struct {
 	// Inputs are unity-version, tool-cache, editor-layout and the
 	// credentials.
 	Inputs inputs
+	// EditorEnv is the runner's allowlisted variables the return command
+	// passes on to the editor (returncmd.EnvAllowlist), read once here.
+	EditorEnv returncmd.Passed
 }
 
 // LoadSettings reads and validates every input and runner variable. On bad
@@ -38,6 +42,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	p.Add(err)
 	s.Evidence, s.evidenceOK = ev, err == nil
 	s.Inputs = readInputs(a, email, password, &p)
+	s.EditorEnv = returncmd.AllowlistedValues(getenv)
 	return s, p.Err()
 }
 

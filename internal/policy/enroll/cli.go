@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
@@ -64,7 +65,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return fmt.Errorf("%w: a command is required", monitor.ErrUsage)
 	}
 	var err error
-	s, a := LoadSettings(getenv), actionio.New(getenv, stdout)
+	s, a := LoadSettings(getenv), edgesettings.IO(getenv, stdout)
 	switch args[0] {
 	case "audit":
 		err = runAudit(ctx, args[1:], s, a, stdout, stderr, deps)

@@ -93,13 +93,6 @@ func EditorEnv(passed Passed, runnerTemp string) []string {
 	return env
 }
 
-// Env is EditorEnv over AllowlistedValues(getenv), for a caller that has
-// not yet moved its environment reading into its settings constructor
-// (the return action; see EditorEnv and RunWith).
-func Env(getenv func(string) string, runnerTemp string) []string {
-	return EditorEnv(AllowlistedValues(getenv), runnerTemp)
-}
-
 // Outcome is the return command's result in the return action's terms.
 type Outcome struct {
 	// Completed is return-command-completed: false only when the tree had
@@ -119,12 +112,6 @@ type Outcome struct {
 	HeldOpen bool
 	// Output is the raw combined output (never written or logged as is).
 	Output []byte
-}
-
-// Run is RunWith over AllowlistedValues(getenv), for a caller that has
-// not yet moved its environment reading into its settings constructor.
-func Run(ctx context.Context, editorPath, email, password string, getenv func(string) string, runnerTemp string, after proc.After) (Outcome, error) {
-	return RunWith(ctx, editorPath, email, password, AllowlistedValues(getenv), runnerTemp, after)
 }
 
 // RunWith runs the return command for the editor at path with the
