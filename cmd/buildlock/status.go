@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
@@ -49,7 +46,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer, deps statusDeps) error {
-	r, err := parseLockRead("status", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON, lockview.FormatMarkdown})
+	r, err := parseLockRead("status", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON, lockview.FormatMarkdown}, deps.getenv)
 	if err != nil {
 		return err
 	}
@@ -61,59 +58,9 @@ func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	return lockview.Render(stdout, view, r.format)
 }
 
-// lockRead is the command line of a command that reads one lock's state and
-// config with a token (status, upgrade).
-type lockRead struct {
-	repo, lock, branch, format, tokenEnv string
-}
-
-// parseLockRead parses the flags `buildlock <name>` shares with status.
-func parseLockRead(name string, args []string, stderr io.Writer, formats []string) (lockRead, error) {
-	var r lockRead
-	fs := flag.NewFlagSet("buildlock "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&r.repo, "repo", "", "lock repository OWNER/REPO (required)")
-	fs.StringVar(&r.lock, "lock", "", "lock name (required)")
-	fs.StringVar(&r.branch, "branch", store.DefaultBranch, "branch that carries lock state")
-	fs.StringVar(&r.format, "format", lockview.FormatTable, "output format: "+strings.Join(formats, ", "))
-	fs.StringVar(&r.tokenEnv, "token-env", "GITHUB_TOKEN", "environment variable holding a token with contents: read")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: buildlock %s --repo OWNER/REPO --lock NAME [--branch lock-state] [--format %s] [--token-env GITHUB_TOKEN]\n", name, strings.Join(formats, "|"))
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return r, err
-		}
-		return r, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	usage := func(format string, a ...any) error {
-		msg := fmt.Sprintf(format, a...)
-		fmt.Fprintf(stderr, "buildlock %s: %s\n", name, msg)
-		return fmt.Errorf("%w: %s", errUsage, msg)
-	}
-	switch {
-	case fs.NArg() > 0:
-		return r, usage("unexpected arguments %q", fs.Args())
-	case !statusRepoRE.MatchString(r.repo):
-		return r, usage("--repo must be OWNER/REPO, got %q", r.repo)
-	case r.lock == "":
-		return r, usage("--lock is required")
-	case !slices.Contains(formats, r.format):
-		return r, usage("--format must be one of %s, got %q", strings.Join(formats, ", "), r.format)
-	case !statusEnvNames.MatchString(r.tokenEnv):
-		return r, usage("--token-env must name an environment variable")
-	}
-	return r, nil
-}
-
 // read loads the lock's committed state and its config.
 func (r lockRead) read(ctx context.Context, stderr io.Writer, deps statusDeps) (store.Snapshot, lockstate.Config, clock.Clock, error) {
-	getenv := deps.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	token := strings.TrimSpace(getenv(r.tokenEnv))
+	token := r.token
 	if token == "" {
 		return store.Snapshot{}, lockstate.Config{}, nil, fmt.Errorf("no token: set %s (contents: read on %s) or choose another variable with --token-env", r.tokenEnv, r.repo)
 	}
@@ -121,14 +68,14 @@ func (r lockRead) read(ctx context.Context, stderr io.Writer, deps statusDeps) (
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	gh, err := ghclient.New(ctx, ghclient.Config{APIURL: getenv("GITHUB_API_URL"), Token: token, Transport: deps.transport, Clock: clk,
+	gh, err := ghclient.New(ctx, ghclient.Config{APIURL: r.apiURL, Token: token, Transport: deps.transport, Clock: clk,
 		Warn: func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }})
 	if err != nil {
 		return store.Snapshot{}, lockstate.Config{}, nil, err
 	}
 	owner, name, _ := strings.Cut(r.repo, "/")
 	st, err := store.New(store.Options{Client: gh, Owner: owner, Repo: name, Branch: r.branch, Lock: r.lock,
-		ServerURL: getenv("GITHUB_SERVER_URL"), Clock: clk})
+		ServerURL: r.serverURL, Clock: clk})
 	if err != nil {
 		return store.Snapshot{}, lockstate.Config{}, nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -158,7 +105,7 @@ func runUpgrade(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func upgradeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, deps statusDeps) error {
-	r, err := parseLockRead("upgrade", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON})
+	r, err := parseLockRead("upgrade", args, stderr, []string{lockview.FormatTable, lockview.FormatJSON}, deps.getenv)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v66/github"
@@ -50,13 +49,14 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
+	settings := LoadSettings(o.Getenv)
 	if o.StateBranch == "" {
 		o.StateBranch = store.DefaultBranch
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	d := &run{o: o, owner: owner, name: name}
+	d := &run{o: o, s: settings, owner: owner, name: name}
 	d.writer(ctx)
 	d.reader(ctx)
 	d.repository(ctx)
@@ -65,6 +65,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 type run struct {
 	o           Options
+	s           Settings
 	owner, name string
 	results     []Result
 	// repo reads the lock repository: the writer's token scoped to it.
@@ -76,21 +77,16 @@ type run struct {
 
 func (d *run) add(r Result) { d.results = append(d.results, r) }
 
-// app builds an App client from the two variables, or explains why not.
-func (d *run) app(ctx context.Context, idVar, keyVar string, cfg ghclient.Config) (*ghclient.Client, string) {
-	rawID, key := strings.TrimSpace(d.o.Getenv(idVar)), d.o.Getenv(keyVar)
-	if rawID == "" || strings.TrimSpace(key) == "" {
-		return nil, fmt.Sprintf("%s and %s are not set", idVar, keyVar)
+// app builds an App client from the App's settings, or explains why not.
+func (d *run) app(ctx context.Context, app AppSettings, cfg ghclient.Config) (*ghclient.Client, string) {
+	if app.Problem != "" {
+		return nil, app.Problem
 	}
-	id, err := strconv.ParseInt(rawID, 10, 64)
-	if err != nil || id <= 0 {
-		return nil, fmt.Sprintf("%s is not a positive App id", idVar)
-	}
-	cfg.APIURL, cfg.AppID, cfg.PrivateKey = d.o.Getenv("GITHUB_API_URL"), id, []byte(key)
+	cfg.APIURL, cfg.AppID, cfg.PrivateKey = d.s.APIURL, app.AppID, app.PrivateKey
 	cfg.Transport, cfg.Clock, cfg.ETagCacheEntries = d.o.Transport, d.o.Clock, -1
 	c, err := ghclient.New(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Sprintf("%s/%s: %v", idVar, keyVar, err)
+		return nil, fmt.Sprintf("%s/%s: %v", app.IDVar, app.KeyVar, err)
 	}
 	return c, ""
 }
@@ -123,7 +119,7 @@ func perms(p *github.InstallationPermissions) map[string]string {
 
 func (d *run) writer(ctx context.Context) {
 	lockRepo := d.owner + "/" + d.name
-	c, why := d.app(ctx, lockaction.EnvAppID, lockaction.EnvAppPrivateKey, ghclient.Config{InstallationRepository: lockRepo})
+	c, why := d.app(ctx, d.s.Writer, ghclient.Config{InstallationRepository: lockRepo})
 	if c == nil {
 		d.add(fail(CheckWriterInstalled, "Set "+lockaction.EnvAppID+" and "+lockaction.EnvAppPrivateKey+" to the writer App's id and private key.", "%s", why))
 		d.add(skip(CheckWriterPermissions, "no writer credentials"))
@@ -164,7 +160,7 @@ func (d *run) writer(ctx context.Context) {
 	}
 	// The repository checks read with a token narrowed to the lock
 	// repository and contents: read.
-	if rc, why := d.app(ctx, lockaction.EnvAppID, lockaction.EnvAppPrivateKey, ghclient.Config{InstallationRepository: lockRepo,
+	if rc, why := d.app(ctx, d.s.Writer, ghclient.Config{InstallationRepository: lockRepo,
 		TokenRepositories: []string{d.name}, Permissions: &github.InstallationPermissions{Contents: github.String("read")}}); rc != nil {
 		d.repo = rc
 	} else {
@@ -173,7 +169,7 @@ func (d *run) writer(ctx context.Context) {
 }
 
 func (d *run) reader(ctx context.Context) {
-	c, why := d.app(ctx, lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey, ghclient.Config{InstallationOwner: d.owner})
+	c, why := d.app(ctx, d.s.Reader, ghclient.Config{InstallationOwner: d.owner})
 	if c == nil {
 		d.add(fail(CheckReaderInstalled, "Set "+lockaction.EnvReaderAppID+" and "+lockaction.EnvReaderAppKey+" to the reader App's id and private key.", "%s", why))
 		d.add(skip(CheckReaderPermissions, "no reader credentials"))
@@ -209,7 +205,7 @@ func (d *run) reader(ctx context.Context) {
 	} else {
 		d.add(ReaderRepositories(inst.GetRepositorySelection(), count))
 	}
-	if ac, _ := d.app(ctx, lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey, ghclient.Config{InstallationOwner: d.owner,
+	if ac, _ := d.app(ctx, d.s.Reader, ghclient.Config{InstallationOwner: d.owner,
 		TokenRepositories: []string{d.name}, Permissions: &github.InstallationPermissions{Actions: github.String("read")}}); ac != nil {
 		d.actions = ac
 	}

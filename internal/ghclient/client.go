@@ -60,7 +60,7 @@ type Config struct {
 	Clock clock.Clock
 	// Jitter returns a value in [0,1); default math/rand/v2.Float64.
 	Jitter func() float64
-	// Knobs are the shared backoff settings (see KnobsFromEnv). Zero fields
+	// Knobs are the shared backoff settings (see KnobsFromValues). Zero fields
 	// take defaults; a set field outside its range is an error.
 	Knobs Knobs
 	// Warn receives one line per retry; the caller formats it (e.g. as a

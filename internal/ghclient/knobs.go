@@ -82,29 +82,28 @@ func (k Knobs) withDefaults() Knobs {
 	return k
 }
 
-// KnobsFromEnv reads the three knobs through getenv. An empty value is unset.
-// A value that is not all ASCII digits or lies outside its range is ignored
-// with a warning "Ignoring invalid NAME=value; expected an integer between A
-// and B." (spec §3.6; never fatal: a tuning typo must not fail a release).
-// Base and Max come back filled with their defaults when unset or invalid;
-// MaxAttempts stays 0 when unset or invalid.
-func KnobsFromEnv(getenv func(string) string) (Knobs, []string) {
+// KnobsFromValues parses the values of the three knob variables
+// (EnvMaxAttempts, EnvRetryBaseMS, EnvRetryMaxMS), as an action's settings
+// read them. An empty value is unset. A value that is not all ASCII digits
+// or lies outside its range is ignored with a warning "Ignoring invalid
+// NAME=value; expected an integer between A and B." (spec §3.6; never
+// fatal: a tuning typo must not fail a release). Base and Max come back
+// filled with their defaults when unset or invalid; MaxAttempts stays 0
+// when unset or invalid.
+func KnobsFromValues(maxAttempts, retryBaseMS, retryMaxMS string) (Knobs, []string) {
 	k := DefaultKnobs()
 	var warnings []string
-	if getenv == nil {
-		return k, nil
-	}
-	if v, ok, w := parseKnob(EnvMaxAttempts, getenv(EnvMaxAttempts), MinMaxAttempts, MaxMaxAttempts); ok {
+	if v, ok, w := parseKnob(EnvMaxAttempts, maxAttempts, MinMaxAttempts, MaxMaxAttempts); ok {
 		k.MaxAttempts = v
 	} else if w != "" {
 		warnings = append(warnings, w)
 	}
-	if v, ok, w := parseKnob(EnvRetryBaseMS, getenv(EnvRetryBaseMS), int(MinRetryBase/time.Millisecond), int(MaxRetryBase/time.Millisecond)); ok {
+	if v, ok, w := parseKnob(EnvRetryBaseMS, retryBaseMS, int(MinRetryBase/time.Millisecond), int(MaxRetryBase/time.Millisecond)); ok {
 		k.Base = time.Duration(v) * time.Millisecond
 	} else if w != "" {
 		warnings = append(warnings, w)
 	}
-	if v, ok, w := parseKnob(EnvRetryMaxMS, getenv(EnvRetryMaxMS), int(MinRetryMax/time.Millisecond), int(MaxRetryMax/time.Millisecond)); ok {
+	if v, ok, w := parseKnob(EnvRetryMaxMS, retryMaxMS, int(MinRetryMax/time.Millisecond), int(MaxRetryMax/time.Millisecond)); ok {
 		k.Max = time.Duration(v) * time.Millisecond
 	} else if w != "" {
 		warnings = append(warnings, w)

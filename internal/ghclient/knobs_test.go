@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestKnobsFromEnv(t *testing.T) {
+func TestKnobsFromValues(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
@@ -41,7 +41,7 @@ func TestKnobsFromEnv(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			k, w := KnobsFromEnv(func(name string) string { return tc.env[name] })
+			k, w := KnobsFromValues(tc.env[EnvMaxAttempts], tc.env[EnvRetryBaseMS], tc.env[EnvRetryMaxMS])
 			assert.Equal(t, tc.want, k, "knobs")
 			assert.Equal(t, strings.Join(tc.warnings, "\n"), strings.Join(w, "\n"), "warnings")
 		})

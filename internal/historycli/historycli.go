@@ -21,7 +21,6 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/ghsource"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/history/render"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // ErrUsage marks a flag or environment error (exit code 2).
@@ -52,7 +51,9 @@ const usage = `usage: buildlock history <verify|report> [flags]
 Run "buildlock history verify -h" or "buildlock history report -h" for flags.
 `
 
-// Main runs `buildlock history` with args (after "history").
+// Main runs `buildlock history` with args (after "history"). The command's
+// settings (flags and environment) are read once, through getenv, before
+// any request; every problem is listed in one refusal (ErrUsage).
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps Deps) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -81,6 +82,11 @@ type common struct {
 	maxCommits, maxPages        int
 	staleness, leaseGrace       time.Duration
 	owner, name                 string
+	// Settled by settle from the environment.
+	apiURL, serverURL string
+	appID             int64
+	appKey            []byte
+	token             string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -109,73 +115,18 @@ var (
 	refRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
 )
 
-func (c *common) validate(getenv func(string) string) error {
-	if c.repo == "" {
-		c.repo = strings.TrimSpace(getenv("GITHUB_REPOSITORY"))
-	}
-	if len(c.locks) == 0 {
-		c.locks.Set(getenv("BUILD_LOCK_NAME"))
-	}
-	if len(c.writers) == 0 {
-		c.writers.Set(getenv("BUILD_LOCK_WRITER_LOGIN"))
-	}
-	if len(c.operators) == 0 {
-		c.operators.Set(getenv("BUILD_LOCK_OPERATORS"))
-	}
-	switch {
-	case !repoRE.MatchString(c.repo):
-		return fmt.Errorf("%w: --repo must be OWNER/REPO, got %q", ErrUsage, c.repo)
-	case len(c.locks) == 0:
-		return fmt.Errorf("%w: --lock is required (or set BUILD_LOCK_NAME)", ErrUsage)
-	case len(c.writers) == 0:
-		return fmt.Errorf("%w: --writer is required: the writer App's bot login, e.g. my-build-lock[bot] (or set BUILD_LOCK_WRITER_LOGIN)", ErrUsage)
-	case !refRE.MatchString(c.branch) || strings.Contains(c.branch, ".."):
-		return fmt.Errorf("%w: --branch %q is not a branch name", ErrUsage, c.branch)
-	case c.defaultBranch != "" && (!refRE.MatchString(c.defaultBranch) || strings.Contains(c.defaultBranch, "..")):
-		return fmt.Errorf("%w: --default-branch %q is not a branch name", ErrUsage, c.defaultBranch)
-	case !envRE.MatchString(c.tokenEnv) || !envRE.MatchString(c.appIDEnv) || !envRE.MatchString(c.keyEnv):
-		return fmt.Errorf("%w: --token-env, --app-id-env and --app-key-env must name environment variables", ErrUsage)
-	case c.maxCommits < 1 || c.maxPages < 1:
-		return fmt.Errorf("%w: --max-commits and --max-pages must be at least 1", ErrUsage)
-	case c.staleness < 0 || c.leaseGrace <= 0:
-		return fmt.Errorf("%w: --config-staleness must not be negative and --lease-grace must be positive", ErrUsage)
-	}
-	for _, l := range c.locks {
-		if !lockRE.MatchString(l) || l == "." || l == ".." {
-			return fmt.Errorf("%w: --lock %q must be 1-80 of A-Z a-z 0-9 . _ -", ErrUsage, l)
-		}
-	}
-	for _, l := range append(append([]string{}, c.writers...), c.operators...) {
-		if !loginRE.MatchString(l) {
-			return fmt.Errorf("%w: %q is not a GitHub login", ErrUsage, l)
-		}
-	}
-	c.owner, c.name, _ = strings.Cut(c.repo, "/")
-	return nil
-}
-
 // client builds the reader's GitHub client: the reader App (installation
 // on the lock repository, a token scoped to contents: read on it) when its
-// id and key are set, else the token in --token-env.
-func (c *common) client(ctx context.Context, getenv func(string) string, stderr io.Writer, deps Deps) (*ghclient.Client, error) {
-	cfg := ghclient.Config{APIURL: getenv("GITHUB_API_URL"), Transport: deps.Transport, Clock: deps.Clock,
+// id and key are set, else the token in --token-env (settled by settle).
+func (c *common) client(ctx context.Context, stderr io.Writer, deps Deps) (*ghclient.Client, error) {
+	cfg := ghclient.Config{APIURL: c.apiURL, Transport: deps.Transport, Clock: deps.Clock,
 		Warn: func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }}
-	id, key := strings.TrimSpace(getenv(c.appIDEnv)), getenv(c.keyEnv)
-	switch {
-	case id != "" && key != "":
-		var n int64
-		if _, err := fmt.Sscan(id, &n); err != nil || n <= 0 {
-			return nil, fmt.Errorf("%w: %s must be a positive App id", ErrUsage, c.appIDEnv)
-		}
-		cfg.AppID, cfg.PrivateKey, cfg.InstallationRepository = n, []byte(key), c.repo
+	if c.appID != 0 {
+		cfg.AppID, cfg.PrivateKey, cfg.InstallationRepository = c.appID, c.appKey, c.repo
 		cfg.TokenRepositories = []string{c.name}
 		cfg.Permissions = &github.InstallationPermissions{Contents: github.String("read")}
-	default:
-		cfg.Token = strings.TrimSpace(getenv(c.tokenEnv))
-		if cfg.Token == "" {
-			return nil, fmt.Errorf("%w: no credentials: set %s and %s (the reader App) or %s (a token with contents: read on %s)",
-				ErrUsage, c.appIDEnv, c.keyEnv, c.tokenEnv, c.repo)
-		}
+	} else {
+		cfg.Token = c.token
 	}
 	return ghclient.New(ctx, cfg)
 }
@@ -195,14 +146,6 @@ func (c *common) load(ctx context.Context, gh *ghclient.Client, lock string, cp 
 	return l, history.Verify(in), nil
 }
 
-func serverURL(getenv func(string) string) (string, error) {
-	s := strings.TrimSpace(getenv("GITHUB_SERVER_URL"))
-	if _, err := lockstate.ServerOrigin(s); err != nil {
-		return "", fmt.Errorf("%w: GITHUB_SERVER_URL: %v", ErrUsage, err)
-	}
-	return s, nil
-}
-
 func clockOf(d Deps) clock.Clock {
 	if d.Clock == nil {
 		return clock.Real{}
@@ -210,17 +153,14 @@ func clockOf(d Deps) clock.Clock {
 	return d.Clock
 }
 
-// parse sets fs's usage text, parses args and validates the shared flags.
-func (c *common) parse(fs *flag.FlagSet, args []string, getenv func(string) string, usage, about string) error {
+// parse sets fs's usage text and parses args (settle validates them).
+func (c *common) parse(fs *flag.FlagSet, args []string, usage, about string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), usage)
 		fmt.Fprintln(fs.Output(), "\n"+about)
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	return c.validate(getenv)
+	return parse(fs, args)
 }
 
 // writeSummary appends rep as Markdown to path ("" = no summary).

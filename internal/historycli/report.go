@@ -2,7 +2,6 @@ package historycli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,48 +24,20 @@ const (
 )
 
 func report(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps Deps) error {
-	fs := flag.NewFlagSet("buildlock history report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	since := fs.String("since", "7d", "start of the window: a duration before now (7d, 36h) or an RFC 3339 time; \"all\" for the whole history")
-	until := fs.String("until", "", "end of the window: a duration before now or an RFC 3339 time (default now)")
-	format := fs.String("format", FormatMarkdown, "output format: html, markdown, json or openmetrics")
-	output := fs.String("output", "", "write the report to this file instead of standard output")
-	summary := fs.String("summary", "", "also append the Markdown report to this file (e.g. \"$GITHUB_STEP_SUMMARY\")")
-	whatIf := fs.Bool("what-if", true, "replay the window's demand with N-1, N, N+1 and N+2 seats")
-	if err := c.parse(fs, args, getenv,
-		"usage: buildlock history report --repo OWNER/REPO --lock NAME --writer LOGIN [--since 7d] [--until TIME] [--format html|markdown|json|openmetrics] [--output FILE]",
-		"Seat-demand telemetry from the state history (docs/history.md): waits, holds, utilization, queue depth, admissions per hour, reaper and recovery events, and the what-if replay. The window's commits are verified too. Exit 0: report written; 1: a history could not be read completely; 2: usage."); err != nil {
-		return err
-	}
-	switch *format {
-	case FormatHTML, FormatMarkdown, FormatJSON, FormatOpenMetrics:
-	default:
-		return fmt.Errorf("%w: --format must be html, markdown, json or openmetrics, got %q", ErrUsage, *format)
-	}
-	clk := clockOf(deps)
-	now := clk.Now().UTC()
-	var w history.Window
-	var err error
-	if *since != "all" {
-		if w.Since, err = parseWhen(*since, now); err != nil {
-			return fmt.Errorf("%w: --since: %v", ErrUsage, err)
-		}
-	}
-	if *until != "" {
-		if w.Until, err = parseWhen(*until, now); err != nil {
-			return fmt.Errorf("%w: --until: %v", ErrUsage, err)
-		}
-	}
-	if !w.Until.IsZero() && !w.Since.IsZero() && !w.Since.Before(w.Until) {
-		return fmt.Errorf("%w: --since must be before --until", ErrUsage)
-	}
-	srv, err := serverURL(getenv)
+	now := clockOf(deps).Now().UTC()
+	s, err := loadReport(args, getenv, stderr, now)
 	if err != nil {
 		return err
 	}
-	gh, err := c.client(ctx, getenv, stderr, deps)
+	return runReport(ctx, s, now, stdout, stderr, deps)
+}
+
+// runReport is report over settled settings; now is the clock reading the
+// window was anchored to.
+func runReport(ctx context.Context, s reportSettings, now time.Time, stdout, stderr io.Writer, deps Deps) error {
+	c, w := s.common, s.window
+	srv := c.serverURL
+	gh, err := c.client(ctx, stderr, deps)
 	if err != nil {
 		return err
 	}
@@ -93,20 +64,20 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 		if w.Until.IsZero() {
 			lr.Stats.To = now
 		}
-		if *whatIf {
+		if s.whatIf {
 			lr.WhatIf = history.RunWhatIf(lr.Stats)
 		}
 		rep.Locks = append(rep.Locks, lr)
 	}
 	out := stdout
 	var f *os.File
-	if *output != "" {
-		if f, err = os.Create(*output); err != nil {
+	if s.output != "" {
+		if f, err = os.Create(s.output); err != nil {
 			return err
 		}
 		out = f
 	}
-	switch *format {
+	switch s.format {
 	case FormatHTML:
 		err = render.HTML(out, rep)
 	case FormatJSON:
@@ -124,7 +95,7 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if err := writeSummary(*summary, rep); err != nil {
+	if err := writeSummary(s.summary, rep); err != nil {
 		return err
 	}
 	for _, l := range rep.Locks {

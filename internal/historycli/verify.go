@@ -3,7 +3,6 @@ package historycli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,40 +26,19 @@ const (
 )
 
 func verify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps Deps) error {
-	fs := flag.NewFlagSet("buildlock history verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	var acks listFlag
-	fs.Var(&acks, "acknowledge", "accept the findings at this commit (a 40-hex SHA; repeatable): they are still reported, but pass and the checkpoint moves past them")
-	cpDir := fs.String("checkpoint-dir", "", "directory of checkpoint files (<lock>.json): read before, written after; a missing file means the whole history")
-	format := fs.String("format", "text", "output format: text or json")
-	allowPartial := fs.Bool("allow-partial", false, "pass when --max-commits left commits for the next run (what was read verified clean)")
-	issue := fs.Bool("issue", false, "on a violation, open or update one alert issue in --repo (needs --issue-token-env with issues: write)")
-	issueTokenEnv := fs.String("issue-token-env", "GITHUB_TOKEN", "environment variable holding the token that writes the alert issue")
-	issueAuthor := fs.String("issue-author", "", "login that authors the alert issue (default github-actions[bot], the workflow token's account)")
-	summary := fs.String("summary", "", "append the Markdown report to this file (e.g. \"$GITHUB_STEP_SUMMARY\")")
-	if err := c.parse(fs, args, getenv,
-		"usage: buildlock history verify --repo OWNER/REPO --lock NAME --writer LOGIN [--operator LOGIN] [--checkpoint-dir DIR] [--acknowledge SHA] [--format text|json] [--issue]",
-		"Verifies every commit of locks/<lock>.json on the state branch (docs/history.md). Exit 0: clean; 1: a violation, an incomplete or unreadable history; 2: usage."); err != nil {
-		return err
-	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("%w: --format must be text or json", ErrUsage)
-	}
-	for _, a := range acks {
-		if !shaRE.MatchString(a) {
-			return fmt.Errorf("%w: --acknowledge %q is not a 40-hex commit SHA", ErrUsage, a)
-		}
-	}
-	if *issue && !envRE.MatchString(*issueTokenEnv) {
-		return fmt.Errorf("%w: --issue-token-env must name an environment variable", ErrUsage)
-	}
-	srv, err := serverURL(getenv)
+	s, err := loadVerify(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	gh, err := c.client(ctx, getenv, stderr, deps)
+	return runVerify(ctx, s, stdout, stderr, deps)
+}
+
+// runVerify is verify over settled settings.
+func runVerify(ctx context.Context, s verifySettings, stdout, stderr io.Writer, deps Deps) error {
+	c := s.common
+	acks := s.acks
+	srv := c.serverURL
+	gh, err := c.client(ctx, stderr, deps)
 	if err != nil {
 		return err
 	}
@@ -70,8 +48,8 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	for _, lock := range c.locks {
 		var cp *history.Checkpoint
 		cpPath := ""
-		if *cpDir != "" {
-			cpPath = filepath.Join(*cpDir, lock+".json")
+		if s.cpDir != "" {
+			cpPath = filepath.Join(s.cpDir, lock+".json")
 			if cp, err = readCheckpoint(cpPath, c.repo, c.branch, lock); err != nil {
 				return err
 			}
@@ -98,7 +76,7 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 			}
 		}
 	}
-	switch *format {
+	switch s.format {
 	case "json":
 		err = render.JSON(stdout, rep)
 	default:
@@ -107,15 +85,15 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if err := writeSummary(*summary, rep); err != nil {
+	if err := writeSummary(s.summary, rep); err != nil {
 		return err
 	}
 	violated := false
 	for _, l := range rep.Locks {
 		violated = violated || l.Verify.Violations() > 0
 	}
-	if *issue && violated {
-		if err := syncIssue(ctx, rep, c, getenv, *issueTokenEnv, *issueAuthor, stderr, deps); err != nil {
+	if s.issue && violated {
+		if err := syncIssue(ctx, rep, c, s.issueToken, s.issueTokenEnv, s.issueAuthor, stderr, deps); err != nil {
 			return fmt.Errorf("sync the alert issue: %w", err)
 		}
 	}
@@ -124,7 +102,7 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	pass := true
 	for _, l := range rep.Locks {
-		if l.Verify.Status != history.StatusClean || (l.Remaining > 0 && !*allowPartial) {
+		if l.Verify.Status != history.StatusClean || (l.Remaining > 0 && !s.allowPartial) {
 			pass = false
 		}
 		if l.Remaining > 0 {
@@ -202,12 +180,11 @@ func clip(s string) string {
 	return s
 }
 
-func syncIssue(ctx context.Context, rep *render.Report, c common, getenv func(string) string, tokenEnv, author string, stderr io.Writer, deps Deps) error {
-	token := strings.TrimSpace(getenv(tokenEnv))
+func syncIssue(ctx context.Context, rep *render.Report, c common, token, tokenEnv, author string, stderr io.Writer, deps Deps) error {
 	if token == "" {
 		return fmt.Errorf("%w: --issue needs a token with issues: write in %s", ErrUsage, tokenEnv)
 	}
-	gh, err := ghclient.New(ctx, ghclient.Config{APIURL: getenv("GITHUB_API_URL"), Token: token, Transport: deps.Transport, Clock: deps.Clock,
+	gh, err := ghclient.New(ctx, ghclient.Config{APIURL: c.apiURL, Token: token, Transport: deps.Transport, Clock: deps.Clock,
 		Warn: func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }})
 	if err != nil {
 		return err

@@ -31,44 +31,56 @@ var appIDRE = regexp.MustCompile(`^[1-9][0-9]*$`)
 type AppCredentials struct {
 	AppID      int64
 	PrivateKey []byte
+	// Masks are the values to mask in the Actions log (the key, its lines,
+	// a refused legacy token) before anything else is printed.
+	Masks []string
 }
 
-// ParseAppCredentials reads an App id and key from the two environment
-// variables. Both must be set; one without the other, a non-numeric id or an
-// empty key is refused naming the variables, never their values. The legacy
-// BUILD_LOCK_TOKEN is refused.
-func ParseAppCredentials(a *actionio.IO, idVar, keyVar string) (AppCredentials, error) {
-	rawID := strings.TrimSpace(a.Getenv(idVar))
-	key := a.Getenv(keyVar)
+// MaskIn masks every secret of c in a's log.
+func (c AppCredentials) MaskIn(a *actionio.IO) {
+	for _, m := range c.Masks {
+		a.Mask(m)
+	}
+}
+
+// parseAppCredentials validates an App id (trimmed) and key read from
+// idVar and keyVar, and the legacy token: both must be set; one without the
+// other, a non-numeric id or an empty key is refused naming the variables,
+// never their values. A set BUILD_LOCK_TOKEN is refused. The values to mask
+// are returned in Masks whatever the outcome.
+func parseAppCredentials(rawID, key, legacy, idVar, keyVar string) (AppCredentials, error) {
+	rawID, legacy = strings.TrimSpace(rawID), strings.TrimSpace(legacy)
+	var c AppCredentials
 	if strings.TrimSpace(key) != "" {
-		a.Mask(key) // line by line for a multi-line PEM
+		c.Masks = append(c.Masks, key) // line by line for a multi-line PEM
 		if !strings.Contains(key, "\n") && strings.Contains(key, `\n`) {
 			// A key stored with literal "\n" separators (spec §3.4) is one
 			// line here but many once converted; mask those lines too.
 			for _, line := range strings.Split(strings.ReplaceAll(key, `\n`, "\n"), "\n") {
 				if line = strings.TrimSpace(line); len(line) > 8 && !strings.HasPrefix(line, privateKeyMaskHint) && !strings.HasPrefix(line, "-----END") {
-					a.Mask(line)
+					c.Masks = append(c.Masks, line)
 				}
 			}
 		}
 	}
-	if legacy := strings.TrimSpace(a.Getenv(EnvLegacyToken)); legacy != "" {
-		a.Mask(legacy)
-		return AppCredentials{}, refuse("legacy-token", "%s authentication is not supported; configure %s and %s (a GitHub App)", EnvLegacyToken, EnvAppID, EnvAppPrivateKey)
+	if legacy != "" {
+		c.Masks = append(c.Masks, legacy)
+		return AppCredentials{Masks: c.Masks}, refuse("legacy-token", "%s authentication is not supported; configure %s and %s (a GitHub App)", EnvLegacyToken, EnvAppID, EnvAppPrivateKey)
 	}
 	switch {
 	case rawID == "" && strings.TrimSpace(key) == "":
-		return AppCredentials{}, refuse("app-credentials", "%s and %s are required (the state-writer GitHub App)", idVar, keyVar)
+		return c, refuse("app-credentials", "%s and %s are required (the state-writer GitHub App)", idVar, keyVar)
 	case rawID == "" || strings.TrimSpace(key) == "":
-		return AppCredentials{}, refuse("app-credentials", "%s and %s must be set together", idVar, keyVar)
+		return c, refuse("app-credentials", "%s and %s must be set together", idVar, keyVar)
 	case !appIDRE.MatchString(rawID):
-		return AppCredentials{}, refuse("app-id", "%s must be a positive decimal App id", idVar)
+		return c, refuse("app-id", "%s must be a positive decimal App id", idVar)
 	}
 	id, err := strconv.ParseInt(rawID, 10, 64)
 	if err != nil {
-		return AppCredentials{}, refuse("app-id", "%s is out of range", idVar)
+		return c, refuse("app-id", "%s is out of range", idVar)
 	}
-	return AppCredentials{AppID: id, PrivateKey: []byte(key)}, nil
+	c.AppID, c.PrivateKey = id, []byte(key)
+	return c, nil
 }
 
 // ClientOptions are the injectable edges of a lock action's GitHub client.
@@ -79,13 +91,14 @@ type ClientOptions struct {
 	Transport ghTransport
 }
 
-// NewWriterClient returns the state-writer client: an installation token for
-// the lock repository only, with contents: write (spec §3.4), retry knobs
-// from BUILD_LOCK_API_* (invalid values reported and ignored), retry warnings
+// NewWriterClientWith returns the state-writer client: an installation
+// token for the lock repository only, with contents: write (spec §3.4), the
+// retry knobs parsed from BUILD_LOCK_API_* (their warnings about ignored
+// values printed now, when the client they tune is built), retry warnings
 // and token masking routed to the Actions log.
-func NewWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, opts ClientOptions) (*ghclient.Client, error) {
-	knobs, warnings := ghclient.KnobsFromEnv(a.Getenv)
-	for _, w := range warnings {
+func NewWriterClientWith(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions) (*ghclient.Client, error) {
+	knobs := k.API
+	for _, w := range k.Warnings {
 		a.Warning(w)
 	}
 	return ghclient.New(ctx, ghclient.Config{

@@ -40,7 +40,7 @@ func TestCallerLoginsCompareCaseInsensitively(t *testing.T) {
 				env[k] = v
 			}
 			a, _ := io(env)
-			_, err := lockaction.ParseTarget(a, tc.pol)
+			_, err := parseTarget(a, tc.pol)
 			require.NoError(t, err)
 		})
 	}
@@ -49,7 +49,7 @@ func TestCallerLoginsCompareCaseInsensitively(t *testing.T) {
 		env := baseEnv()
 		env["GITHUB_REPOSITORY"] = "Partner/game"
 		a, _ := io(env)
-		_, err := lockaction.ParseTarget(a, lockaction.Policy{AllowedOwners: []lockaction.AllowedOwner{{Login: "partner", ID: 8}}})
+		_, err := parseTarget(a, lockaction.Policy{AllowedOwners: []lockaction.AllowedOwner{{Login: "partner", ID: 8}}})
 		assert.Equal(t, "caller-owner", lockaction.ReasonCode(err))
 	})
 }

@@ -6,19 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
-// urlFromEnv validates an absolute http(s) URL from the runner environment.
-// The API URL may carry a path (GitHub Enterprise Server's /api/v3); the
-// server URL must be a bare origin (spec §2.5).
-func urlFromEnv(a *actionio.IO, name, def string, allowPath bool) (string, error) {
-	return urlFromValue(strings.TrimSpace(a.Getenv(name)), name, def, allowPath)
-}
-
-// urlFromValue validates raw, the value of the variable name (def when
-// empty), as urlFromEnv does.
+// urlFromValue validates raw, the trimmed value of the runner variable name
+// (def when empty): an absolute http(s) URL. The API URL may carry a path
+// (GitHub Enterprise Server's /api/v3); the server URL must be a bare origin
+// (spec §2.5).
 func urlFromValue(raw, name, def string, allowPath bool) (string, error) {
 	if raw == "" {
 		return def, nil
@@ -46,46 +40,62 @@ type Runner struct {
 	Name, OS, Arch string
 }
 
-// RunnerEnvironment reads and validates the runner variables: each must be
-// printable, without surrounding whitespace and within its bound, else the
-// step is refused (rule runner-environment) before any request. The runner
+// Validate refuses (rule runner-environment) a runner variable that is not
+// printable, has surrounding whitespace or exceeds its bound. The runner
 // always sets them; a value that fails is not the runner's.
-func RunnerEnvironment(a *actionio.IO) (Runner, error) {
-	r := Runner{Name: a.Getenv("RUNNER_NAME"), OS: a.Getenv("RUNNER_OS"), Arch: a.Getenv("RUNNER_ARCH")}
+func (r Runner) Validate() error {
 	for _, f := range [...]struct {
 		name, value string
 		max         int
 	}{{"RUNNER_NAME", r.Name, lockstate.MaxRunnerNameBytes}, {"RUNNER_OS", r.OS, lockstate.MaxRunnerPlatformBytes}, {"RUNNER_ARCH", r.Arch, lockstate.MaxRunnerPlatformBytes}} {
 		if problem := lockstate.RunnerFieldProblem(f.value, f.max); f.value != "" && problem != "" {
-			return Runner{}, refuse("runner-environment", "%s %s; it must be the name the runner set", f.name, problem)
+			return refuse("runner-environment", "%s %s; it must be the name the runner set", f.name, problem)
 		}
 	}
-	return r, nil
+	return nil
 }
 
-// Identity builds the caller's run identity from the runner environment
-// (spec §2.5): holderId = <GITHUB_REPOSITORY>:<GITHUB_RUN_ID>:<GITHUB_JOB>:<suffix>,
+// Defaults of the run variables outside Actions (a local run sets none).
+const (
+	// DefaultRepository stands in for GITHUB_REPOSITORY in an identity.
+	DefaultRepository = "unknown/unknown"
+	// DefaultRunName stands in for GITHUB_WORKFLOW and GITHUB_JOB.
+	DefaultRunName = "unknown"
+	// DefaultRunNumber stands in for GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT.
+	DefaultRunNumber = "0"
+)
+
+// Run is the caller's run as the runner reports it (GITHUB_REPOSITORY,
+// GITHUB_WORKFLOW, GITHUB_JOB, GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT, trimmed
+// and defaulted) and the runner it runs on.
+type Run struct {
+	Repository, Workflow, Job, RunID, RunAttempt string
+	// RawRepository, RawRunID and RawRunAttempt are the variables as set
+	// (the job-id lookup and release's holder-id check require them
+	// without defaults).
+	RawRepository, RawRunID, RawRunAttempt string
+	// EventName is GITHUB_EVENT_NAME (trimmed).
+	EventName string
+	// Runner is the validated runner environment.
+	Runner Runner
+}
+
+// IdentityFor builds the caller's run identity (spec §2.5):
+// holderId = <GITHUB_REPOSITORY>:<GITHUB_RUN_ID>:<GITHUB_JOB>:<suffix>,
 // excluding GITHUB_RUN_ATTEMPT so a rerun shares it. queuedAt is now. The
-// runner this process runs on (RunnerEnvironment, already validated by the
-// caller's settings) is recorded with it.
-func Identity(a *actionio.IO, t Target, suffix, runnerID, jobID string, now time.Time) lockstate.Identity {
-	env := func(name, def string) string {
-		if v := strings.TrimSpace(a.Getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
+// runner this process runs on is recorded with it.
+func IdentityFor(r Run, t Target, suffix, runnerID, jobID string, now time.Time) lockstate.Identity {
 	id := lockstate.Identity{
-		Repository: env("GITHUB_REPOSITORY", "unknown/unknown"),
-		Workflow:   env("GITHUB_WORKFLOW", "unknown"),
-		Job:        env("GITHUB_JOB", "unknown"),
-		RunID:      env("GITHUB_RUN_ID", "0"),
-		RunAttempt: env("GITHUB_RUN_ATTEMPT", "0"),
+		Repository: r.Repository,
+		Workflow:   r.Workflow,
+		Job:        r.Job,
+		RunID:      r.RunID,
+		RunAttempt: r.RunAttempt,
 		RunnerID:   strings.TrimSpace(runnerID),
 		JobID:      jobID,
-		RunnerName: a.Getenv("RUNNER_NAME"),
-		RunnerOS:   a.Getenv("RUNNER_OS"),
-		RunnerArch: a.Getenv("RUNNER_ARCH"),
+		RunnerName: r.Runner.Name,
+		RunnerOS:   r.Runner.OS,
+		RunnerArch: r.Runner.Arch,
 		QueuedAt:   now,
 	}
 	id.HolderID = fmt.Sprintf("%s:%s:%s:%s", id.Repository, id.RunID, id.Job, suffix)
@@ -106,28 +116,3 @@ const (
 	// characters; see lockstate.MaxRunnerNameBytes).
 	MaxRunnerIDBytes = lockstate.MaxRunnerNameBytes
 )
-
-// IdentityInputs reads holder-id-suffix (raw: no edge whitespace) and
-// runner-id (trimmed), refusing control characters, the file-command
-// delimiter and over-long values before any request (actionio.Identifier),
-// and validates the runner environment (RunnerEnvironment). An empty
-// runner-id is the runner's own RUNNER_NAME.
-func IdentityInputs(a *actionio.IO) (suffix, runnerID string, err error) {
-	if suffix, err = a.Identifier("holder-id-suffix", DefaultHolderIDSuffix, MaxHolderIDSuffixBytes, false); err != nil {
-		return "", "", err
-	}
-	if runnerID, err = a.Identifier("runner-id", "", MaxRunnerIDBytes, true); err != nil {
-		return "", "", err
-	}
-	r, err := RunnerEnvironment(a)
-	if err != nil {
-		return "", "", err
-	}
-	if runnerID == "" {
-		// The physical runner is the runner the step runs on: GitHub's
-		// runner.name, which the runner also sets as RUNNER_NAME. A local
-		// runner that has no runner.name (nektos/act) still has a name.
-		runnerID = r.Name
-	}
-	return suffix, runnerID, nil
-}

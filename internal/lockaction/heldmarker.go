@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
@@ -30,10 +29,10 @@ type HeldMarker struct {
 	FencingToken int64  `json:"fencingToken,omitempty"`
 }
 
-// heldMarkerPath names the marker of holderID on t, or "" without
-// RUNNER_TEMP (a local run: no evidence is kept).
-func heldMarkerPath(getenv func(string) string, t Target, holderID string) string {
-	dir := strings.TrimSpace(getenv("RUNNER_TEMP"))
+// heldMarkerPath names the marker of holderID on t under dir (the job's
+// RUNNER_TEMP, see RunnerTemp), or "" without one (a local run: no evidence
+// is kept).
+func heldMarkerPath(dir string, t Target, holderID string) string {
 	if dir == "" {
 		return ""
 	}
@@ -43,8 +42,8 @@ func heldMarkerPath(getenv func(string) string, t Target, holderID string) strin
 
 // WriteHeldMarker records that holderID holds a seat of t. Failing to write
 // it only weakens later stale-read checks, so callers warn and go on.
-func WriteHeldMarker(getenv func(string) string, t Target, m HeldMarker) error {
-	p := heldMarkerPath(getenv, t, m.HolderID)
+func WriteHeldMarker(runnerTemp string, t Target, m HeldMarker) error {
+	p := heldMarkerPath(runnerTemp, t, m.HolderID)
 	if p == "" {
 		return nil
 	}
@@ -65,8 +64,8 @@ func WriteHeldMarker(getenv func(string) string, t Target, m HeldMarker) error {
 
 // ReadHeldMarker returns the marker of holderID on t, if this job's acquire
 // left one.
-func ReadHeldMarker(getenv func(string) string, t Target, holderID string) (HeldMarker, bool) {
-	p := heldMarkerPath(getenv, t, holderID)
+func ReadHeldMarker(runnerTemp string, t Target, holderID string) (HeldMarker, bool) {
+	p := heldMarkerPath(runnerTemp, t, holderID)
 	if p == "" {
 		return HeldMarker{}, false
 	}
@@ -82,8 +81,8 @@ func ReadHeldMarker(getenv func(string) string, t Target, holderID string) (Held
 }
 
 // RemoveHeldMarker deletes the marker once the seat is released.
-func RemoveHeldMarker(getenv func(string) string, t Target, holderID string) error {
-	p := heldMarkerPath(getenv, t, holderID)
+func RemoveHeldMarker(runnerTemp string, t Target, holderID string) error {
+	p := heldMarkerPath(runnerTemp, t, holderID)
 	if p == "" {
 		return nil
 	}
@@ -111,8 +110,8 @@ type FreshCheck struct {
 // a cleanup found nothing of holderID, it reads the state at the state
 // branch's head commit (store.LoadFresh), which a lagging replica cannot
 // serve from an older version. Without a marker nothing is read.
-func CheckHeldAbsence(ctx context.Context, st *store.Store, getenv func(string) string, t Target, holderID string) (FreshCheck, error) {
-	if _, held := ReadHeldMarker(getenv, t, holderID); !held {
+func CheckHeldAbsence(ctx context.Context, st *store.Store, runnerTemp string, t Target, holderID string) (FreshCheck, error) {
+	if _, held := ReadHeldMarker(runnerTemp, t, holderID); !held {
 		return FreshCheck{}, nil
 	}
 	return checkAtHead(ctx, st, t, holderID, "this job's acquire was admitted to %s but the state read shows nothing of %s")

@@ -40,7 +40,7 @@ func baseEnv() map[string]string {
 func TestParseTargetDefaultsToTheActionRepository(t *testing.T) {
 	t.Parallel()
 	a, _ := io(baseEnv())
-	tg, err := lockaction.ParseTarget(a, lockaction.Policy{})
+	tg, err := parseTarget(a, lockaction.Policy{})
 	require.NoError(t, err)
 	assert.Equal(t, lockaction.Target{Owner: "acme", Repo: "build-lock", Lock: "seats", Branch: "lock-state",
 		APIURL: "https://api.github.com", ServerURL: "https://github.com", CallerOwnerID: 7, CallerRepoID: 42, SameOwner: true}, tg)
@@ -68,7 +68,7 @@ func TestParseTargetLockRepositorySources(t *testing.T) {
 				env[k] = v
 			}
 			a, _ := io(env)
-			tg, err := lockaction.ParseTarget(a, lockaction.Policy{})
+			tg, err := parseTarget(a, lockaction.Policy{})
 			require.NoError(t, err)
 			assert.Equal(t, "acme", tg.Owner)
 			assert.Equal(t, tc.want, tg.Repo)
@@ -112,7 +112,7 @@ func TestParseTargetRefusals(t *testing.T) {
 				env[k] = v
 			}
 			a, _ := io(env)
-			_, err := lockaction.ParseTarget(a, tc.pol)
+			_, err := parseTarget(a, tc.pol)
 			var re *lockaction.RefusalError
 			require.True(t, errors.As(err, &re), "%v", err)
 			assert.Equal(t, tc.rule, re.Rule)
@@ -125,7 +125,7 @@ func TestParseTargetAllowsPolicyOwners(t *testing.T) {
 	env := baseEnv()
 	env["GITHUB_REPOSITORY"] = "partner/game"
 	a, _ := io(env)
-	_, err := lockaction.ParseTarget(a, lockaction.Policy{AllowedOwners: []lockaction.AllowedOwner{{Login: "partner", ID: 7}}})
+	_, err := parseTarget(a, lockaction.Policy{AllowedOwners: []lockaction.AllowedOwner{{Login: "partner", ID: 7}}})
 	require.NoError(t, err)
 }
 
@@ -137,18 +137,18 @@ func TestLoadPolicyFromTheActionCheckout(t *testing.T) {
 	env := baseEnv()
 	env["GITHUB_ACTION_PATH"] = filepath.Join(root, ".github", "actions", "acquire-build-lock")
 	a, _ := io(env)
-	p, err := lockaction.LoadPolicy(a)
+	p, err := loadPolicy(a)
 	require.NoError(t, err)
 	assert.Equal(t, lockaction.Policy{}, p, "no file: same-owner only")
 
 	require.NoError(t, os.WriteFile(filepath.Join(root, "locks", "policy.json"), []byte(`{"ownerId":7,"allowedOwners":[{"login":"partner","id":9}]}`), 0o644))
-	p, err = lockaction.LoadPolicy(a)
+	p, err = loadPolicy(a)
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), p.OwnerID)
 	require.Len(t, p.AllowedOwners, 1)
 
 	require.NoError(t, os.WriteFile(filepath.Join(root, "locks", "policy.json"), []byte(`{"allowEveryone":true}`), 0o644))
-	_, err = lockaction.LoadPolicy(a)
+	_, err = loadPolicy(a)
 	var re *lockaction.RefusalError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "policy-malformed", re.Rule)
@@ -156,7 +156,7 @@ func TestLoadPolicyFromTheActionCheckout(t *testing.T) {
 	// A repeated key would silently keep the last value (here: a foreign
 	// owner id); a reviewed file that says two things is refused.
 	require.NoError(t, os.WriteFile(filepath.Join(root, "locks", "policy.json"), []byte(`{"ownerId":7,"ownerId":8}`), 0o644))
-	_, err = lockaction.LoadPolicy(a)
+	_, err = loadPolicy(a)
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "policy-malformed", re.Rule)
 	assert.Contains(t, err.Error(), "duplicate-key at $.ownerId")
@@ -165,10 +165,10 @@ func TestLoadPolicyFromTheActionCheckout(t *testing.T) {
 func TestIdentityExcludesTheRunAttempt(t *testing.T) {
 	t.Parallel()
 	a, _ := io(baseEnv())
-	tg, err := lockaction.ParseTarget(a, lockaction.Policy{})
+	tg, err := parseTarget(a, lockaction.Policy{})
 	require.NoError(t, err)
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	id := lockaction.Identity(a, tg, "unity-6", " runner-1 ", "", now)
+	id := identity(a, tg, "unity-6", " runner-1 ", "", now)
 	assert.Equal(t, "acme/game:1001:build:unity-6", id.HolderID)
 	assert.Equal(t, "2", id.RunAttempt)
 	assert.Equal(t, "runner-1", id.RunnerID)
@@ -194,7 +194,7 @@ func TestParseAppCredentials(t *testing.T) {
 			t.Parallel()
 			env := map[string]string{lockaction.EnvAppID: tc.id, lockaction.EnvAppPrivateKey: tc.key, lockaction.EnvLegacyToken: tc.legacy}
 			a, out := io(env)
-			_, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+			_, err := parseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
 			var re *lockaction.RefusalError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tc.rule, re.Rule)
@@ -207,7 +207,7 @@ func TestParseAppCredentials(t *testing.T) {
 	}
 	env := map[string]string{lockaction.EnvAppID: "12", lockaction.EnvAppPrivateKey: key}
 	a, out := io(env)
-	c, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
+	c, err := parseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
 	require.NoError(t, err)
 	assert.Equal(t, int64(12), c.AppID)
 	assert.True(t, strings.Contains(out.String(), "::add-mask::MIIEsecretmaterialline"), out.String())

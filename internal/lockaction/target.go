@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -53,6 +52,9 @@ type RefusalError struct {
 }
 
 func (e *RefusalError) Error() string { return e.Message + " (rule " + e.Rule + ")" }
+
+// ReasonCode is the refusal's rule.
+func (e *RefusalError) ReasonCode() string { return e.Rule }
 
 func refuse(rule, format string, args ...any) error {
 	return &RefusalError{Rule: rule, Message: fmt.Sprintf(format, args...)}
@@ -105,12 +107,10 @@ type AllowedRepository struct {
 	ID         int64  `json:"id"`
 }
 
-// LoadPolicy reads the policy from the action's checkout, found through
-// GITHUB_ACTION_PATH (.github/actions/<name> inside the lock repository).
-// No action path or no policy file means the zero Policy; a malformed file
-// is an error (fail closed).
-func LoadPolicy(a *actionio.IO) (Policy, error) {
-	root := actionRoot(a)
+// LoadPolicyFile reads the policy of the lock repository checkout at root
+// (see ActionRoot). An empty root or no policy file means the zero Policy;
+// a malformed file is an error (fail closed).
+func LoadPolicyFile(root string) (Policy, error) {
 	if root == "" {
 		return Policy{}, nil
 	}
@@ -133,19 +133,6 @@ func LoadPolicy(a *actionio.IO) (Policy, error) {
 	return p, nil
 }
 
-// actionRoot returns the lock repository checkout containing the running
-// action, or "" when not running as an action.
-func actionRoot(a *actionio.IO) string {
-	if v := strings.TrimSpace(a.Getenv("BUILD_LOCK_ACTION_ROOT")); v != "" {
-		return v
-	}
-	p := strings.TrimSpace(a.Getenv("GITHUB_ACTION_PATH"))
-	if p == "" {
-		return ""
-	}
-	return filepath.Clean(filepath.Join(p, "..", "..", ".."))
-}
-
 // ValidateLockName refuses a lock name that is not 1-80 characters of
 // A-Z a-z 0-9 . _ - (lock-name-pattern), or that names one of the
 // repository's own locks/ files (lock-name-reserved).
@@ -159,54 +146,18 @@ func ValidateLockName(lock string) error {
 	return nil
 }
 
-// ParseTarget validates lock-name, lock-repository and state-branch and the
-// runner's URLs, and authorizes the calling repository against the lock
-// repository. It reads no credential and sends no request.
-func ParseTarget(a *actionio.IO, policy Policy) (Target, error) {
-	lock, err := a.Required("lock-name")
-	if err != nil {
-		return Target{}, err
-	}
-	if err := ValidateLockName(lock); err != nil {
-		return Target{}, err
-	}
-	repo := strings.TrimSpace(a.Input("lock-repository"))
-	if repo == "" {
-		repo = a.ActionRepository()
-	}
-	if repo == "" {
-		repo = strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
-	}
-	owner, name, err := splitRepository(repo)
-	if err != nil {
-		return Target{}, refuse("lock-repository-pattern", "lock-repository must be OWNER/NAME: %v", err)
-	}
-	branch := strings.TrimSpace(a.Input("state-branch"))
-	if branch == "" {
-		branch = DefaultStateBranch
-	}
+// ValidateStateBranch refuses a state branch that is not a plain branch
+// name (state-branch-pattern) or that GitHub could resolve to another ref
+// (state-branch-ambiguous).
+func ValidateStateBranch(branch string) error {
 	if !stateBranchRE.MatchString(branch) || strings.Contains(branch, "..") || strings.HasSuffix(branch, "/") ||
 		strings.HasSuffix(branch, ".lock") || strings.Contains(branch, "//") {
-		return Target{}, refuse("state-branch-pattern", "state-branch must be a plain branch name (letters, digits, . _ / -)")
+		return refuse("state-branch-pattern", "state-branch must be a plain branch name (letters, digits, . _ / -)")
 	}
 	if why := AmbiguousBranchName(branch); why != "" {
-		return Target{}, refuse("state-branch-ambiguous", "state-branch %q %s; give the branch's own short name (default %s)", branch, why, DefaultStateBranch)
+		return refuse("state-branch-ambiguous", "state-branch %q %s; give the branch's own short name (default %s)", branch, why, DefaultStateBranch)
 	}
-	// a.APIURL is GITHUB_API_URL, or the self-test emulator for a local
-	// action only (actionio.SelfTestAPIURLEnv).
-	apiURL, err := urlFromValue(strings.TrimSpace(a.APIURL()), "GITHUB_API_URL", DefaultAPIURL, true)
-	if err != nil {
-		return Target{}, err
-	}
-	serverURL, err := urlFromEnv(a, "GITHUB_SERVER_URL", DefaultServerURL, false)
-	if err != nil {
-		return Target{}, err
-	}
-	t := Target{Owner: owner, Repo: name, Lock: lock, Branch: branch, APIURL: apiURL, ServerURL: serverURL}
-	if err := authorizeCaller(a, &t, policy); err != nil {
-		return Target{}, err
-	}
-	return t, nil
+	return nil
 }
 
 // AmbiguousBranchName says why GitHub could resolve branch to something
@@ -262,24 +213,46 @@ func splitRepository(repo string) (string, string, error) {
 	return owner, name, nil
 }
 
+// Caller is the calling repository as the runner reports it
+// (GITHUB_REPOSITORY, GITHUB_REPOSITORY_ID, GITHUB_REPOSITORY_OWNER_ID).
+type Caller struct {
+	// Repository is OWNER/NAME; Owner its owner login.
+	Repository, Owner string
+	// RepoID and OwnerID are the canonical numeric ids.
+	RepoID, OwnerID int64
+}
+
+// parseCaller validates the caller variables (raw values, untrimmed),
+// appending every problem to p.
+func parseCaller(repository, repoID, ownerID string, p *Problems) (Caller, bool) {
+	c := Caller{Repository: strings.TrimSpace(repository)}
+	ok := true
+	owner, _, err := splitRepository(c.Repository)
+	if err != nil {
+		p.Add(refuse("caller-repository", "GITHUB_REPOSITORY must name the calling OWNER/NAME: %v", err))
+		ok = false
+	}
+	c.Owner = owner
+	for _, f := range [...]struct {
+		name, raw string
+		dst       *int64
+	}{{"GITHUB_REPOSITORY_ID", repoID, &c.RepoID}, {"GITHUB_REPOSITORY_OWNER_ID", ownerID, &c.OwnerID}} {
+		id, err := canonicalID(f.name, f.raw)
+		if err != nil {
+			p.Add(err)
+			ok = false
+		}
+		*f.dst = id
+	}
+	return c, ok
+}
+
 // authorizeCaller enforces that the calling repository belongs to the lock
 // repository's owner (owner id pinned by the policy when it has one), or is
 // allowed by the committed policy. The ids come from the runner
 // (GITHUB_REPOSITORY_ID, GITHUB_REPOSITORY_OWNER_ID) and must be canonical.
-func authorizeCaller(a *actionio.IO, t *Target, p Policy) error {
-	caller := strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
-	callerOwner, _, err := splitRepository(caller)
-	if err != nil {
-		return refuse("caller-repository", "GITHUB_REPOSITORY must name the calling OWNER/NAME: %v", err)
-	}
-	repoID, err := canonicalID(a, "GITHUB_REPOSITORY_ID")
-	if err != nil {
-		return err
-	}
-	ownerID, err := canonicalID(a, "GITHUB_REPOSITORY_OWNER_ID")
-	if err != nil {
-		return err
-	}
+func authorizeCaller(c Caller, t *Target, p Policy) error {
+	caller, callerOwner, repoID, ownerID := c.Repository, c.Owner, c.RepoID, c.OwnerID
 	t.CallerOwnerID, t.CallerRepoID = ownerID, repoID
 	if len(p.AllowedRepositories) > 0 {
 		for _, r := range p.AllowedRepositories {
@@ -305,8 +278,8 @@ func authorizeCaller(a *actionio.IO, t *Target, p Policy) error {
 		caller, callerOwner, t.Owner, PolicyPath)
 }
 
-func canonicalID(a *actionio.IO, name string) (int64, error) {
-	raw := strings.TrimSpace(a.Getenv(name))
+func canonicalID(name, raw string) (int64, error) {
+	raw = strings.TrimSpace(raw)
 	if !canonicalIDRE.MatchString(raw) {
 		return 0, refuse("caller-ids", "%s must be a canonical positive decimal (the runner sets it)", name)
 	}

@@ -1,6 +1,6 @@
 // Package monitor holds what the build lock's independent monitors share:
-// reading the workflow environment (through an injected getenv), building a
-// GitHub client on the workflow's own GITHUB_TOKEN, and mapping errors to
+// reading the workflow environment once into Settings (settings.go, the
+// package's only reader of getenv), building a GitHub client on the workflow's own GITHUB_TOKEN, and mapping errors to
 // exit codes. The monitors themselves live in the subpackages incidentaudit
 // (lock-recovery-audit) and deliveryaudit (reaper-delivery-audit).
 //
@@ -8,6 +8,9 @@
 // with the token GitHub gives its workflow (permissions declared in the
 // workflow file) and keeps one deduplicated issue through
 // internal/githubissue.
+//
+// Both monitors keep their one issue through IssueSync (issuesync.go) and
+// start a run through Start (the timeout, the budget and the client).
 //
 // Every monitor run has a request budget (--request-budget, else
 // BUILD_LOCK_REQUEST_BUDGET, else DefaultRequestBudget) counted at the
@@ -22,12 +25,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
@@ -64,33 +68,6 @@ const (
 // RequestBudget is the monitors' request-budget setting.
 var RequestBudget = requestbudget.Knob{Default: DefaultRequestBudget, Min: MinRequestBudget, Max: MaxRequestBudget}
 
-// Budget is a monitor run's request budget: the flag value (0 = unset;
-// outside the bounds a usage error, like every other monitor flag), else
-// BUILD_LOCK_REQUEST_BUDGET (an invalid value warns through warn), else the
-// default. It returns deps with the counting transport and a context every
-// request of the run must use; cancel releases it.
-func Budget(ctx context.Context, flagValue int, getenv func(string) string, deps Deps, warn func(string)) (context.Context, Deps, *requestbudget.Budget, context.CancelFunc, error) {
-	limit := flagValue
-	if limit != 0 && (limit < MinRequestBudget || limit > MaxRequestBudget) {
-		return nil, deps, nil, nil, fmt.Errorf("%w: --%s %d must be between %d and %d", ErrUsage, FlagRequestBudget, limit, MinRequestBudget, MaxRequestBudget)
-	}
-	var (
-		b   *requestbudget.Budget
-		err error
-	)
-	if limit == 0 {
-		b, err = RequestBudget.New("", getenv(requestbudget.EnvRequestBudget), warn)
-	} else {
-		b, err = requestbudget.New(limit)
-	}
-	if err != nil {
-		return nil, deps, nil, nil, err
-	}
-	deps.Transport = b.Transport(deps.Transport)
-	bctx, cancel := b.Within(ctx, b.Limit())
-	return bctx, deps, b, cancel, nil
-}
-
 // ErrUsage marks an error in flags or environment; main exits 2 for it.
 var ErrUsage = errors.New("usage error")
 
@@ -111,53 +88,6 @@ func (d Deps) ClockOrReal() clock.Clock {
 		return clock.Real{}
 	}
 	return d.Clock
-}
-
-// Env is the workflow environment a monitor needs.
-type Env struct {
-	// APIURL is GITHUB_API_URL (https), default https://api.github.com.
-	APIURL string
-	// ServerURL is GITHUB_SERVER_URL (https), default https://github.com.
-	ServerURL string
-	// Repository is GITHUB_REPOSITORY ("owner/name"), possibly empty.
-	Repository string
-	// Token is GITHUB_TOKEN. It is never printed.
-	Token string
-}
-
-// ReadEnv reads and validates the environment: https API and server URLs
-// without credentials, and a non-empty GITHUB_TOKEN. Errors name variables,
-// never values of secrets.
-func ReadEnv(getenv func(string) string) (Env, error) {
-	env := Env{
-		APIURL:     strings.TrimSpace(getenv("GITHUB_API_URL")),
-		ServerURL:  strings.TrimSpace(getenv("GITHUB_SERVER_URL")),
-		Repository: strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
-		Token:      strings.TrimSpace(getenv("GITHUB_TOKEN")),
-	}
-	if env.APIURL == "" {
-		env.APIURL = ghclient.DefaultAPIURL
-	}
-	if env.ServerURL == "" {
-		env.ServerURL = DefaultServerURL
-	}
-	for name, v := range map[string]string{"GITHUB_API_URL": env.APIURL, "GITHUB_SERVER_URL": env.ServerURL} {
-		if err := requireHTTPS(v); err != nil {
-			return Env{}, fmt.Errorf("%w: %s %v", ErrUsage, name, err)
-		}
-	}
-	if env.Token == "" {
-		return Env{}, fmt.Errorf("%w: GITHUB_TOKEN is required (the workflow token, env GITHUB_TOKEN: ${{ github.token }})", ErrUsage)
-	}
-	return env, nil
-}
-
-func requireHTTPS(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return errors.New("must be an https URL without credentials, query or fragment")
-	}
-	return nil
 }
 
 var (
@@ -200,3 +130,11 @@ func ExitCode(err error) int {
 		return 1
 	}
 }
+
+// noEnv is the environment a monitor's workflow commands see: none (they
+// only write to stdout).
+func noEnv(string) string { return "" }
+
+// Commands returns the workflow-command writer (::error::, ::warning::)
+// of a monitor run on stdout. It reads no environment.
+func Commands(stdout io.Writer) *actionio.IO { return actionio.New(noEnv, stdout) }

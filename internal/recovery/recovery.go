@@ -46,8 +46,8 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -129,7 +129,7 @@ type Deps struct {
 // WithDefaults returns d with every optional edge filled in.
 func (d Deps) WithDefaults() (Deps, error) {
 	if d.Getenv == nil || d.Stdout == nil {
-		return d, errors.New("recover: Deps.Getenv and Deps.Stdout are required")
+		return d, errNoEnvironment
 	}
 	if d.Clock == nil {
 		d.Clock = clock.Real{}
@@ -138,7 +138,7 @@ func (d Deps) WithDefaults() (Deps, error) {
 		d.Jitter = mrand.Float64
 	}
 	if d.NewID == nil {
-		d.NewID = actionkit.NewReservationID
+		d.NewID = lockaction.NewReservationID
 	}
 	return d, nil
 }
@@ -154,9 +154,8 @@ type Lock struct {
 
 // RequireLockRepository refuses to run anywhere but in the lock repository
 // itself (rule lock-repository-only): the reaper and recovery are central
-// operations, never consumer steps.
-func RequireLockRepository(a *actionio.IO, t lockaction.Target) error {
-	caller := strings.TrimSpace(a.Getenv("GITHUB_REPOSITORY"))
+// operations, never consumer steps. caller is GITHUB_REPOSITORY.
+func RequireLockRepository(caller string, t lockaction.Target) error {
 	if !strings.EqualFold(caller, t.Repository()) {
 		return &lockaction.RefusalError{Rule: RuleLockRepositoryOnly, Message: fmt.Sprintf(
 			"the reaper and operator recovery run only in the lock repository %s; this run is in %q", t.Repository(), caller)}
@@ -187,37 +186,19 @@ func VerifyLockRepository(ctx context.Context, lk *Lock) error {
 	return lockaction.CheckOwnerPin(lk.Target, lk.Client)
 }
 
-// OpenLock validates the target (lock-name, lock-repository, state-branch,
-// the caller policy and the runner URLs), requires the lock repository to
-// be the running repository, then parses the state-writer App credentials
-// (BUILD_LOCK_APP_ID, BUILD_LOCK_APP_PRIVATE_KEY) and builds the writer
-// client and store. It sends no request.
-func OpenLock(ctx context.Context, a *actionio.IO, d Deps) (*Lock, error) {
-	policy, err := lockaction.LoadPolicy(a)
-	if err != nil {
-		return nil, err
-	}
-	t, err := lockaction.ParseTarget(a, policy)
-	if err != nil {
-		return nil, err
-	}
-	if err := RequireLockRepository(a, t); err != nil {
-		return nil, err
-	}
-	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
-	if err != nil {
-		return nil, err
-	}
+// OpenLock builds the writer client and store of the lock ls describes
+// (validated by ParseLockSettings). It sends no request.
+func OpenLock(ctx context.Context, a *actionio.IO, d Deps, ls LockSettings) (*Lock, error) {
 	opts := lockaction.ClientOptions{Clock: d.Clock, Jitter: d.Jitter, Transport: d.Transport}
-	c, err := lockaction.NewWriterClient(ctx, a, t, creds, opts)
+	c, err := lockaction.NewWriterClientWith(ctx, a, ls.Target, ls.Credentials, ls.Knobs, opts)
 	if err != nil {
 		return nil, err
 	}
-	s, err := lockaction.NewStore(c, t, opts, ghclient.Budget{})
+	s, err := lockaction.NewStore(c, ls.Target, opts, ghclient.Budget{})
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{Target: t, Client: c, Store: s}, nil
+	return &Lock{Target: ls.Target, Client: c, Store: s}, nil
 }
 
 // Run performs the recovery the inputs ask for, writing outputs and the job
@@ -227,7 +208,9 @@ func Run(ctx context.Context, d Deps) error {
 	if err != nil {
 		return err
 	}
-	return RunWith(ctx, actionio.New(d.Getenv, d.Stdout), d)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	return Execute(ctx, a, d, s, err)
 }
 
 // Main runs the recovery and maps the result to the process exit code
@@ -238,13 +221,15 @@ func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
 	if err != nil {
 		return lockaction.ExitFailure
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
-	return lockaction.Finish(a, sig, RunWith(ctx, a, d))
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	return lockaction.Finish(a, sig, Execute(ctx, a, d, s, err))
 }
 
-// RunWith is Run on an existing actionio.IO (the reaper binary dispatches
-// operation=recover and operation=recover-incident here).
-func RunWith(ctx context.Context, a *actionio.IO, d Deps) error {
+// Execute performs the recovery s describes; serr is LoadSettings' error
+// (the secrets are masked and the budget warnings printed first, then a
+// settings problem is returned before any request).
+func Execute(ctx context.Context, a *actionio.IO, d Deps, s Settings, serr error) error {
 	if ctx == nil {
 		return errors.New("recover: nil context")
 	}
@@ -252,82 +237,39 @@ func RunWith(ctx context.Context, a *actionio.IO, d Deps) error {
 	if err != nil {
 		return err
 	}
-	op, err := a.Required(InputOperation)
-	if err != nil {
-		return err
+	for _, m := range s.Masks() {
+		a.Mask(m)
 	}
-	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
+	for _, w := range s.Budget.Warnings {
+		a.Warning(w)
+	}
+	if serr != nil {
+		return serr
+	}
+	budget, err := requestbudget.New(s.Budget.Limit)
 	if err != nil {
 		return err
 	}
 	d.Transport = budget.Transport(d.Transport)
 	ctx, cancel := budget.Within(ctx, budget.Limit())
 	defer cancel()
-	return budget.Explain(ctx, CodeRequestBudgetSpent, dispatch(ctx, a, d, op))
+	return budget.Explain(ctx, CodeRequestBudgetSpent, dispatch(ctx, a, d, s))
 }
 
-// dispatch validates the operation's proof, opens the lock and performs it.
-func dispatch(ctx context.Context, a *actionio.IO, d Deps, op string) error {
-	switch op {
+// dispatch opens the lock and performs the operation.
+func dispatch(ctx context.Context, a *actionio.IO, d Deps, s Settings) error {
+	lk, err := OpenLock(ctx, a, d, s.Lock)
+	if err != nil {
+		return err
+	}
+	switch s.Operation {
 	case OperationRecover:
-		req, err := recoverInputs(a)
-		if err != nil {
-			return err
-		}
-		lk, err := OpenLock(ctx, a, d)
-		if err != nil {
-			return err
-		}
-		return recoverQuarantine(ctx, a, d, lk, req)
+		return recoverQuarantine(ctx, a, d, lk, s.ReservationID)
 	case OperationRecoverIncident:
-		id, err := incidentInputs(a)
-		if err != nil {
-			return err
-		}
-		lk, err := OpenLock(ctx, a, d)
-		if err != nil {
-			return err
-		}
-		return recoverIncident(ctx, a, d, lk, id)
+		return recoverIncident(ctx, a, d, lk, s.IncidentID)
 	}
 	return &lockaction.RefusalError{Rule: RuleOperation, Message: fmt.Sprintf(
 		"operation must be %s or %s for operator recovery", OperationRecover, OperationRecoverIncident)}
-}
-
-// recoverInputs validates the recover proof before any credential is read.
-func recoverInputs(a *actionio.IO) (string, error) {
-	safe, err := a.Bool(InputResourceSafe, false)
-	if err != nil {
-		return "", err
-	}
-	id := a.Input(InputReservationID)
-	if id == "" {
-		return "", &lockaction.RefusalError{Rule: RuleReservationIDRequired, Message: "operation=recover requires the exact reservation-id of the quarantine to recover"}
-	}
-	if strings.ContainsAny(id, "\r\n") {
-		return "", &lockaction.RefusalError{Rule: RuleReservationIDLineBreaks, Message: "reservation-id must not contain a line break"}
-	}
-	if !safe {
-		return "", &lockaction.RefusalError{Rule: RuleResourceSafeRequired, Message: "operation=recover requires resource-safe=true confirmation that the external resource was returned (Unity portal cleanup confirmed)"}
-	}
-	return id, nil
-}
-
-// incidentInputs validates the recover-incident proof and the optional
-// incident-id before any credential is read.
-func incidentInputs(a *actionio.IO) (string, error) {
-	confirmed, err := a.Bool(InputPortalCleanupConfirmed, false)
-	if err != nil {
-		return "", err
-	}
-	id := a.Input(InputIncidentID)
-	if id != "" && !incidentIDRE.MatchString(id) {
-		return "", &lockaction.RefusalError{Rule: RuleIncidentIDPattern, Message: "incident-id must be incident-<24 lowercase hex> as reported by the incident alert, or empty to bind the single active incident"}
-	}
-	if !confirmed {
-		return "", &lockaction.RefusalError{Rule: RulePortalCleanupConfirmed, Message: "operation=recover-incident requires portal-cleanup-confirmed=true proof that every Unity portal activation was reconciled"}
-	}
-	return id, nil
 }
 
 // loadConfig reads the lock config for the cooldown; an unavailable config

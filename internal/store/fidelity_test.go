@@ -219,3 +219,50 @@ func TestInheritedStoreNeverDecidesOnAnOlderReplica(t *testing.T) {
 	}
 	assert.Positive(t, older, "the replica lag served older versions to a fresh Store")
 }
+
+// After a write whose answer was lost, the next read decides whether it
+// landed (spec: "after an ambiguous write the next read decides"). Under
+// replica lag an ordinary read can return a version older than the write's
+// base, one this Store never saw and so cannot know to be older: a mutation
+// decided on it refuses on a past it already moved beyond (soak seed 101248:
+// a rerun refused holder-earlier-attempt on the version before the reaper
+// removed attempt 1, while its own admission was in the state). The read
+// that decides an ambiguous write is therefore taken at the branch head.
+func TestAmbiguousWriteIsDecidedAtTheBranchHead(t *testing.T) {
+	t.Parallel()
+	cfg := lockstate.DefaultConfig()
+	cfg.MaxHolders = 1
+	for seed := range int64(30) {
+		clk := clock.NewFake(epoch)
+		em := emulator.New(emulator.Options{Clock: clk, Seed: seed, ReplicaLag: 10 * time.Second})
+		em.AddOwner(owner, 1001, true)
+		em.AddRepo(owner, repo, 2002, "main")
+		f := &fixture{em: em, clock: clk}
+		ctx := context.Background()
+		writer := f.store(t)
+		_, err := writer.Update(ctx, "Queue for seats", enqueue(cfg, identity(1, ""), epoch, nil))
+		require.NoError(t, err)
+		clk.Advance(time.Second)
+		second := identity(2, "")
+		_, err = writer.Update(ctx, "Queue for seats", enqueue(cfg, second, epoch, nil))
+		require.NoError(t, err)
+		clk.Advance(time.Second)
+
+		s := f.store(t)
+		_, _, err = s.LoadFresh(ctx) // the base is the head, as a job's first read can be
+		require.NoError(t, err)
+		em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Count: 1})
+		third := identity(3, "")
+		var seen []*lockstate.State
+		res, err := s.Update(ctx, "Queue for seats", func(st *lockstate.State) error {
+			seen = append(seen, st.Clone())
+			return enqueue(cfg, third, epoch, nil)(st)
+		})
+		require.NoError(t, err, "seed %d", seed)
+		assert.True(t, res.Ambiguous, "seed %d", seed)
+		for i, st := range seen {
+			require.Positive(t, lockstate.QueuePosition(st, second.HolderID), "seed %d: round %d decided on a version older than the lost write's base", seed, i+1)
+		}
+		require.Len(t, f.history(), 3, "seed %d: the lost write landed once", seed)
+	}
+}

@@ -17,6 +17,18 @@ import (
 // maxStaleRereads times) when it has none, instead of handing an Update a
 // base that is certain to lose its compare-and-swap.
 
+//
+// The SHAs cannot order a version this Store never saw. After an own write
+// whose answer was lost (it may or may not have landed), an ordinary read
+// can return a version older than the write's base that this Store never
+// read, and a mutation decided on it would act on a past the lock already
+// left (a rerun refusing holder-earlier-attempt on the version before the
+// reaper removed attempt 1, with its own admission in the state: soak seed
+// 101248). So until a read at the branch head (LoadFresh: the refs API, then
+// the file at that commit, which no replica serves older) has decided such a
+// write, Load reads there. It costs one extra request, only after a lost
+// answer.
+
 // maxKnownOlder bounds the remembered superseded SHAs.
 const maxKnownOlder = 256
 
@@ -89,7 +101,7 @@ func (s *Store) Inherit(from *Store) {
 		return
 	}
 	from.mu.Lock()
-	own, wrote := from.own, from.wrote
+	own, wrote, undecided := from.own, from.wrote, from.undecided
 	order := append([]string(nil), from.olderOrder...)
 	from.mu.Unlock()
 	s.mu.Lock()
@@ -99,6 +111,7 @@ func (s *Store) Inherit(from *Store) {
 		s.own = &c
 	}
 	s.wrote = s.wrote || wrote
+	s.undecided = s.undecided || undecided
 	if s.older == nil {
 		s.older = map[string]struct{}{}
 	}
@@ -108,6 +121,34 @@ func (s *Store) Inherit(from *Store) {
 			s.olderOrder = append(s.olderOrder, sha)
 		}
 	}
+}
+
+// setUndecided records that an own write's outcome is unknown (v true) or
+// known (v false).
+func (s *Store) setUndecided(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.undecided = v
+}
+
+// isUndecided reports whether an own write's outcome is still unknown.
+func (s *Store) isUndecided() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.undecided
+}
+
+// decideAtHead is Load while an own write is undecided: the state at the
+// branch head, whose answer decides the write (it shows the write's effect
+// or it never will), after which reads go back to the ordinary path.
+func (s *Store) decideAtHead(ctx context.Context) (Snapshot, error) {
+	snap, _, err := s.LoadFresh(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.noteRead(snap.SHA)
+	s.setUndecided(false)
+	return snap, nil
 }
 
 // hasWritten reports whether this Store's own write ever landed.

@@ -122,6 +122,9 @@ type Store struct {
 	staleIgnored int
 	wrote        bool
 	own          *Snapshot // the newest own write (kept across forget)
+	// undecided: an own write may have landed without an answer, and no
+	// read at the branch head has decided it since (monotonic.go).
+	undecided bool
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's
@@ -183,6 +186,9 @@ func (s *Store) Lock() string { return s.opts.Lock }
 // through the client's ETag cache. A state that fails validation is returned
 // as the *lockstate.Error from Decode: nothing is ever written on top of it.
 func (s *Store) Load(ctx context.Context) (Snapshot, error) {
+	if s.isUndecided() {
+		return s.decideAtHead(ctx)
+	}
 	data, sha, keep, err := s.readState(ctx)
 	if keep != nil {
 		return *keep, nil
@@ -269,6 +275,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 		switch {
 		case err == nil:
 			snap := Snapshot{State: next, SHA: sha}
+			s.setUndecided(false)
 			s.noteWrite(base.SHA, sha)
 			s.remember(snap)
 			s.rememberOwn(snap)
@@ -290,6 +297,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			return res, nil
 		case ghclient.IsAmbiguous(err):
 			res.Ambiguous = true
+			s.setUndecided(true)
 			res.Conflicts++
 		case ghclient.IsConflict(err):
 			res.Conflicts++
@@ -301,6 +309,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			var ge *ghclient.Error
 			if errors.As(err, &ge) && ge.MaybeApplied {
 				res.Ambiguous = true
+				s.setUndecided(true)
 			}
 			s.forget()
 			base = nil
@@ -308,6 +317,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 		default:
 			if mayHaveApplied(err) {
 				res.Ambiguous = true
+				s.setUndecided(true)
 			}
 			// A rule refusal ends the Update at once (refusals.go): no
 			// later round can pass it.

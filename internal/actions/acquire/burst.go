@@ -127,9 +127,9 @@ func (q *acquirer) observe(s *lockstate.State) {
 // depends on it.
 func (q *acquirer) holdEstimate(s *lockstate.State) time.Duration {
 	if q.observedHold > 0 {
-		return max(q.s.poll, q.observedHold)
+		return max(q.s.Poll, q.observedHold)
 	}
-	est := q.s.poll
+	est := q.s.Poll
 	now := q.now()
 	for _, h := range s.Holders {
 		if t, ok := lockstate.ParseTime(h.AcquiredAt); ok {
@@ -157,7 +157,7 @@ func (q *acquirer) waitSecondary(ctx context.Context, err error) error {
 	if until.After(q.secondaryWarned) {
 		q.secondaryWarned = until
 		q.a.Warning(fmt.Sprintf("GitHub's secondary rate limit holds back requests for %s until %s; this job keeps its place and waits (timeout-minutes still applies).",
-			q.s.target.Lock, until.UTC().Format(time.RFC3339)))
+			q.s.Target.Lock, until.UTC().Format(time.RFC3339)))
 	}
 	// Every job the limit held back is released at the same instant: spread
 	// their next requests over secondaryJitter.

@@ -75,7 +75,7 @@ func (q *acquirer) cancellationCleanup(ctx context.Context) {
 
 // cleanup is one exact cleanupIdentity of this run's identity.
 func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclient.Budget, rounds int, delay time.Duration) (lockstate.CleanupDecision, error) {
-	st, err := newStore(q.client, q.s.target, q.d, budget, rounds, delay)
+	st, err := newStore(q.client, q.s.Target, q.d, budget, rounds, delay)
 	if err != nil {
 		return lockstate.CleanupDecision{}, err
 	}
@@ -90,14 +90,14 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 		PreActivation: kind == cleanupPreActivation,
 		ReservationID: actionkit.NewReservationID(),
 		Identity:      q.id,
-		ServerURL:     q.s.target.ServerURL,
+		ServerURL:     q.s.Target.ServerURL,
 		RunnerName:    q.id.RunnerName,
 	}
 	if kind == cleanupPreActivation {
 		req.RestoreQuarantine = q.consumedQuarantine
 	}
 	var dec lockstate.CleanupDecision
-	_, err = st.Update(ctx, "Release "+q.s.target.Lock, func(s *lockstate.State) error {
+	_, err = st.Update(ctx, "Release "+q.s.Target.Lock, func(s *lockstate.State) error {
 		next, d, err := lockstate.Cleanup(s, q.cfg, req, q.now())
 		if err != nil {
 			return err

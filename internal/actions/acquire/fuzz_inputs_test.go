@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
 
 // FuzzSettings feeds arbitrary workflow inputs to acquire's input
@@ -26,19 +27,22 @@ func FuzzSettings(f *testing.F) {
 			"GITHUB_ACTION_REPOSITORY": "acme/build-lock", "GITHUB_REPOSITORY": "acme/game",
 			"GITHUB_REPOSITORY_ID": "42", "GITHUB_REPOSITORY_OWNER_ID": "7",
 		}
-		a := actionio.New(func(k string) string { return env[k] }, &bytes.Buffer{})
-		s, err := readSettings(a, Deps{PollUnit: time.Second})
+		s, err := LoadSettings(func(k string) string { return env[k] })
+		var se *lockaction.SettingsError
+		if errors.As(err, &se) && len(se.Problems) == 1 && lockaction.ReasonCode(err) == "app-credentials" {
+			err = nil // the fuzzed inputs were valid; no credentials are set
+		}
 		if err != nil {
 			return
 		}
-		if s.timeout <= 0 || s.lease <= 0 || s.poll <= 0 || s.timeout > 366*24*time.Hour || s.lease > 366*24*time.Hour || s.poll > 24*time.Hour {
-			t.Fatalf("accepted non-positive durations: timeout %v lease %v poll %v", s.timeout, s.lease, s.poll)
+		if s.Timeout <= 0 || s.Lease <= 0 || s.Poll <= 0 || s.Timeout > 366*24*time.Hour || s.Lease > 366*24*time.Hour || s.Poll > 24*time.Hour {
+			t.Fatalf("accepted non-positive durations: timeout %v lease %v poll %v", s.Timeout, s.Lease, s.Poll)
 		}
-		if bytes.ContainsAny([]byte(s.suffix), "\r\n") {
-			t.Fatalf("accepted a holder suffix with a line break: %q", s.suffix)
+		if bytes.ContainsAny([]byte(s.Identity.Suffix), "\r\n") {
+			t.Fatalf("accepted a holder suffix with a line break: %q", s.Identity.Suffix)
 		}
-		if s.minCooldown < 0 || s.minCooldown > 86400 {
-			t.Fatalf("accepted minimum-release-cooldown-seconds %d", s.minCooldown)
+		if s.MinCooldown < 0 || s.MinCooldown > 86400 {
+			t.Fatalf("accepted minimum-release-cooldown-seconds %d", s.MinCooldown)
 		}
 	})
 }
@@ -54,8 +58,7 @@ func TestRegression_HugeDurationInputsAreRefused(t *testing.T) {
 			"GITHUB_ACTION_REPOSITORY": "acme/build-lock", "GITHUB_REPOSITORY": "acme/game",
 			"GITHUB_REPOSITORY_ID": "42", "GITHUB_REPOSITORY_OWNER_ID": "7",
 		}
-		a := actionio.New(func(k string) string { return env[k] }, &bytes.Buffer{})
-		_, err := readSettings(a, Deps{PollUnit: time.Second})
+		_, err := LoadSettings(func(k string) string { return env[k] })
 		var ie *actionio.InputError
 		if !errors.As(err, &ie) {
 			t.Fatalf("%s: want an input error, got %v", input, err)

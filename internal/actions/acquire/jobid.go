@@ -29,11 +29,11 @@ var activeJobStatuses = map[string]bool{"queued": true, "in_progress": true, "re
 // job id; only cancellation is an error. Without the id the reaper can prove
 // a crashed holder stale only from its whole run's status or its lease.
 func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
-	token, runner := q.s.pr.Request.Token, q.id.RunnerName
+	token, runner := q.s.PR.Request.Token, q.id.RunnerName
 	if runner == "" {
 		runner = q.id.RunnerID
 	}
-	runID, attempt := q.a.Getenv("GITHUB_RUN_ID"), q.a.Getenv("GITHUB_RUN_ATTEMPT")
+	runID, attempt := q.s.Run.RawRunID, q.s.Run.RawRunAttempt
 	switch {
 	case token == "":
 		q.a.Warning("No github-token: the exact job id of this holder is not recorded, so the scheduled reaper can prove it stale only from its whole workflow run or its lease. Pass github-token (actions: read) to record it.")
@@ -49,7 +49,7 @@ func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
 	rid, _ := strconv.ParseInt(runID, 10, 64)
 	att, _ := strconv.ParseInt(attempt, 10, 64)
 	owner, repo := splitRepo(q.id.Repository)
-	c, err := ghclient.New(ctx, ghclient.Config{APIURL: q.s.target.APIURL, Token: token, Transport: q.d.Transport,
+	c, err := ghclient.New(ctx, ghclient.Config{APIURL: q.s.Target.APIURL, Token: token, Transport: q.d.Transport,
 		Clock: q.d.Clock, Jitter: q.d.Jitter, Warn: q.a.Warning, Mask: q.a.Mask, ETagCacheEntries: -1})
 	if err != nil {
 		q.a.Warning("Cannot resolve the exact job id: " + err.Error())

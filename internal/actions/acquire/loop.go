@@ -143,18 +143,18 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 			return "", errBlocked
 		case !d.Changed:
 			return "", store.ErrNoChange
-		case d.Outcome == lockstate.OutcomeAdmitted && q.s.pr.Scoped && !prChecked:
+		case d.Outcome == lockstate.OutcomeAdmitted && q.s.PR.Scoped && !prChecked:
 			return "", errReplan
 		}
 		*s = *next
 		switch d.Outcome {
 		case lockstate.OutcomeAdmitted:
 			admit = d
-			return "Acquire " + q.s.target.Lock, nil
+			return "Acquire " + q.s.Target.Lock, nil
 		case lockstate.OutcomeAlreadyHolder:
-			return "Backfill exact job for " + q.s.target.Lock, nil
+			return "Backfill exact job for " + q.s.Target.Lock, nil
 		}
-		return "Queue for " + q.s.target.Lock, nil
+		return "Queue for " + q.s.Target.Lock, nil
 	})
 	landed := res.Written || res.Ambiguous || maybeApplied(err)
 	if landed || dec.Outcome == lockstate.OutcomeAlreadyHolder {
@@ -233,7 +233,7 @@ func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
 // pollDelay is the position-aware wait before the next poll.
 func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
-	sch := Schedule{Base: q.s.poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
+	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
 		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
@@ -255,20 +255,20 @@ func (q *acquirer) sleep(ctx context.Context, d time.Duration) error {
 // BUILD_LOCK_AUTH_GRACE_MS of consecutive failures (spec §3.5 "401 grace").
 // retry is false when err is not a 401 or the window is spent.
 func (q *acquirer) authGrace(ctx context.Context, err error) (retry bool, _ error) {
-	if ghclient.StatusOf(err) != 401 || q.s.authGrace <= 0 || ctx.Err() != nil {
+	if ghclient.StatusOf(err) != 401 || q.s.AuthGrace <= 0 || ctx.Err() != nil {
 		return false, nil
 	}
 	now := q.now()
 	if q.authFailedSince.IsZero() {
 		q.authFailedSince = now
 	}
-	limit := q.authFailedSince.Add(q.s.authGrace)
+	limit := q.authFailedSince.Add(q.s.AuthGrace)
 	if !now.Before(limit) || !now.Before(q.deadline) {
 		return false, nil
 	}
 	q.a.Warning(fmt.Sprintf("Reading %s was rejected with HTTP 401; keeping this run's place and polling again within the %s auth grace window.",
-		q.st.StatePath(), q.s.authGrace))
-	wait := min(q.d.Jittered(q.s.poll, max(250*time.Millisecond, q.s.poll/3)), limit.Sub(now))
+		q.st.StatePath(), q.s.AuthGrace))
+	wait := min(q.d.Jittered(q.s.Poll, max(250*time.Millisecond, q.s.Poll/3)), limit.Sub(now))
 	return true, q.sleep(ctx, wait)
 }
 
@@ -303,8 +303,8 @@ func (q *acquirer) decide(ctx context.Context, cause error) (done, again bool, e
 		if !q.now().Before(limit) {
 			return true, false, q.unknown(ctx, fmt.Errorf("%w; the state could not be read afterwards to decide whether it landed: %v", cause, lerr))
 		}
-		q.a.Warning(fmt.Sprintf("A lock-state write for %s may have landed without an answer, and reading the state to decide failed (%v); reading again.", q.s.target.Lock, lerr))
-		wait := min(q.d.Jittered(q.s.poll, max(250*time.Millisecond, q.s.poll/3)), max(0, limit.Sub(q.now())))
+		q.a.Warning(fmt.Sprintf("A lock-state write for %s may have landed without an answer, and reading the state to decide failed (%v); reading again.", q.s.Target.Lock, lerr))
+		wait := min(q.d.Jittered(q.s.Poll, max(250*time.Millisecond, q.s.Poll/3)), max(0, limit.Sub(q.now())))
 		if err := q.d.Clock.Sleep(ctx, wait); err != nil {
 			return true, false, err
 		}
@@ -317,7 +317,7 @@ func (q *acquirer) decide(ctx context.Context, cause error) (done, again bool, e
 func (q *acquirer) unknown(ctx context.Context, cause error) error {
 	err := q.refuse(ctx, resultAdmissionUnknown, nil, fmt.Errorf(
 		"could not decide whether this run was admitted to %s: %w. acquired=false, so no licensed step runs; the always() release step (holder-id %s) removes the admission if it landed",
-		q.s.target.Lock, cause, q.id.HolderID))
+		q.s.Target.Lock, cause, q.id.HolderID))
 	if _, cerr := q.failureCleanup(ctx, q.retractKind(cleanupDefault)); cerr != nil {
 		q.a.Warning("Retracting the undecided admission also failed (the release step will retry): " + cerr.Error())
 	}

@@ -29,17 +29,17 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 	}
 	// Evidence for this job's release and post steps that it holds a seat,
 	// so a stale read there cannot pass for "nothing to release".
-	if err := lockaction.WriteHeldMarker(q.d.Getenv, q.s.target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing}); err != nil {
+	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing}); err != nil {
 		q.a.Warning("Could not record this job's admission for its release step: " + err.Error())
 	}
 	q.a.Printf("Acquired %s as %s after %s ms (%d attempts).",
-		q.s.target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)
+		q.s.Target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)
 	return q.report(o)
 }
 
 // maybeCheckPR re-checks the pull request head once PRHeadTTL has passed.
 func (q *acquirer) maybeCheckPR(ctx context.Context) error {
-	if !q.s.pr.Scoped || q.now().Sub(q.prAt) < PRHeadTTL {
+	if !q.s.PR.Scoped || q.now().Sub(q.prAt) < PRHeadTTL {
 		return nil
 	}
 	return q.checkPR(ctx, "while queued")
@@ -50,10 +50,10 @@ func (q *acquirer) maybeCheckPR(ctx context.Context) error {
 // acquire with superseded, pr-head-check-failed or pr-head-cleanup-failed.
 // Cancellation returns the context error without outputs.
 func (q *acquirer) checkPR(ctx context.Context, when string) error {
-	if !q.s.pr.Scoped {
+	if !q.s.PR.Scoped {
 		return nil
 	}
-	res, err := q.checker.Check(ctx, q.s.pr.Request)
+	res, err := q.checker.Check(ctx, q.s.PR.Request)
 	q.prAt = q.now()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -63,7 +63,7 @@ func (q *acquirer) checkPR(ctx context.Context, when string) error {
 	}
 	if !res.Current {
 		return q.prRefusal(ctx, resultSuperseded, fmt.Errorf("superseded pull request run for %s: pull request #%s now points to %s (checked %s)",
-			q.s.pr.Request.ExpectedSHA, q.s.pr.Request.Number, res.HeadSHA, when))
+			q.s.PR.Request.ExpectedSHA, q.s.PR.Request.Number, res.HeadSHA, when))
 	}
 	return nil
 }
@@ -95,7 +95,7 @@ func (q *acquirer) blocked(ctx context.Context, dec lockstate.AcquireDecision) e
 			result = resultAccountBlockedCleanupFailed
 		}
 	}
-	return q.refuse(ctx, result, inc, errors.New(incidentMessage(q.s.target.Lock, inc, result == resultAccountBlockedCleanupFailed)))
+	return q.refuse(ctx, result, inc, errors.New(incidentMessage(q.s.Target.Lock, inc, result == resultAccountBlockedCleanupFailed)))
 }
 
 // timeout ends the wait at timeout-minutes: exact cleanup, outputs, error.
@@ -113,11 +113,11 @@ func (q *acquirer) timeout(ctx context.Context) error {
 	}
 	result := resultTimeout
 	msg := fmt.Sprintf("timed out waiting for build lock %s after %d attempt(s) and %s ms. %s",
-		q.s.target.Lock, q.attempts, actionkit.FormatMillis(q.now().Sub(q.started)), q.holderContext())
+		q.s.Target.Lock, q.attempts, actionkit.FormatMillis(q.now().Sub(q.started)), q.holderContext())
 	if q.admissionWritten && cerr != nil {
 		result = resultAdmissionUnknown
 		msg = fmt.Sprintf("could not decide whether this run was admitted to %s before timeout-minutes ran out: an admission write got no answer and retracting it failed (%v). acquired=false, so no licensed step runs; the always() release step (holder-id %s) removes the admission if it landed. %s",
-			q.s.target.Lock, cerr, q.id.HolderID, q.holderContext())
+			q.s.Target.Lock, cerr, q.id.HolderID, q.holderContext())
 	}
 	if err := q.report(outcome{result: result}); err != nil {
 		return &resultError{result: result, err: fmt.Errorf("%s (and writing outputs failed: %v)", msg, err)}

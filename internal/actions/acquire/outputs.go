@@ -73,7 +73,7 @@ func (q *acquirer) report(o outcome) error {
 	}
 	outs := [][2]string{
 		{OutputAcquired, strconv.FormatBool(o.result == resultAcquired)},
-		{OutputLockName, q.s.target.Lock},
+		{OutputLockName, q.s.Target.Lock},
 		{OutputHolderID, q.id.HolderID},
 		{OutputStateSHA, o.stateSHA},
 		{OutputWaitMS, actionkit.FormatMillis(wait)},
@@ -119,7 +119,7 @@ func (q *acquirer) reportFailure(ctx context.Context, err error) {
 func (q *acquirer) summary(o outcome, wait time.Duration) {
 	rows := []actionkit.Row{
 		{Field: "Outcome", Value: markdown.Code(o.result)},
-		{Field: "Lock", Value: markdown.Code(q.s.target.Lock)},
+		{Field: "Lock", Value: markdown.Code(q.s.Target.Lock)},
 		{Field: "Holder ID", Value: markdown.Code(q.id.HolderID)},
 		{Field: "Waited", Value: wait.Round(time.Second).String() + fmt.Sprintf(" (%d polls)", q.attempts)},
 	}
@@ -151,7 +151,7 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	if o.stateSHA != "" {
 		rows = append(rows, actionkit.Row{Field: "State SHA", Value: markdown.Code(o.stateSHA)})
 	}
-	err := q.a.Summary(actionkit.Table("Build lock "+q.s.target.Lock+": "+o.result, rows))
+	err := q.a.Summary(actionkit.Table("Build lock "+q.s.Target.Lock+": "+o.result, rows))
 	if err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		q.a.Warning("Could not write the job summary: " + err.Error())
 	}

@@ -100,7 +100,7 @@ func TestConflictStreakWidensTheNextWait(t *testing.T) {
 	q := &acquirer{
 		d:   Deps{Clock: clock.NewFake(now), Jitter: func() float64 { return 0 }, PollUnit: time.Second},
 		cfg: lockstate.Config{MaxHolders: 2},
-		s:   settings{poll: 15 * time.Second},
+		s:   Settings{Poll: 15 * time.Second},
 	}
 	st := lockstate.Empty("seats")
 	for i := range 2 {

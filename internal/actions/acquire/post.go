@@ -3,7 +3,6 @@ package acquire
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -27,37 +26,28 @@ const (
 // queue entries and moves a still-held slot into quarantine (the post step
 // cannot prove external resource cleanup). It never fails: every problem
 // is a warning.
-func runPost(ctx context.Context, d Deps, a *actionio.IO) {
-	if strings.TrimSpace(a.GetState(StateCleanup)) != "enabled" {
+func runPost(ctx context.Context, d Deps, a *actionio.IO, s Settings, serr error) {
+	if !s.PostEnabled {
 		a.Println("Build-lock post cleanup: nothing to do (the main step did not touch lock state).")
+		return
+	}
+	s.Credentials.MaskIn(a)
+	if serr != nil {
+		a.Warning("Build-lock post cleanup failed: " + serr.Error())
 		return
 	}
 	cctx, cancel := actionkit.CleanupContext(ctx, d.Signals, postWindow)
 	defer cancel()
-	if err := postCleanup(cctx, d, a); err != nil {
+	if err := postCleanup(cctx, d, a, s); err != nil {
 		a.Warning("Build-lock post cleanup failed: " + err.Error())
 	}
 }
 
-func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
-	policy, err := lockaction.LoadPolicy(a)
-	if err != nil {
-		return err
-	}
-	t, err := lockaction.ParseTarget(a, policy)
-	if err != nil {
-		return err
-	}
-	suffix, runnerID, err := lockaction.IdentityInputs(a)
-	if err != nil {
-		return err
-	}
-	id := lockaction.Identity(a, t, suffix, runnerID, "", d.Clock.Now())
-	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
-	if err != nil {
-		return err
-	}
-	client, err := lockaction.NewWriterClient(ctx, a, t, creds, d.ClientOptions())
+func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error {
+	t := s.Target
+	id := lockaction.IdentityFor(s.Run, t, s.Identity.Suffix, s.Identity.RunnerID, "", d.Clock.Now())
+	creds := s.Credentials
+	client, err := lockaction.NewWriterClientWith(ctx, a, t, creds, s.Knobs, d.ClientOptions())
 	if err != nil {
 		return err
 	}
@@ -108,7 +98,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 	if !res.Written && !dec.Released && !dec.QueueCleaned {
 		// The main step's admission is recorded: check a "nothing left"
 		// read at the branch head before trusting it.
-		fc, err := lockaction.CheckHeldAbsence(ctx, st, a.Getenv, t, id.HolderID)
+		fc, err := lockaction.CheckHeldAbsence(ctx, st, s.RunnerTemp, t, id.HolderID)
 		if err != nil {
 			return err
 		}
@@ -119,7 +109,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO) error {
 			}
 		}
 	}
-	_ = lockaction.RemoveHeldMarker(a.Getenv, t, id.HolderID)
+	_ = lockaction.RemoveHeldMarker(s.RunnerTemp, t, id.HolderID)
 	if dec.ForeignKept > 0 {
 		a.Warning(fmt.Sprintf("Post cleanup kept %d entry(ies) of %s recorded on another runner: another job of this run uses the same holder id (%s).",
 			dec.ForeignKept, id.HolderID, lockstate.CodeHolderIDCollision))

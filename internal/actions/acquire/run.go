@@ -9,6 +9,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -39,49 +40,43 @@ func Run(ctx context.Context, deps Deps) error {
 		return errors.New("acquire: nil context")
 	}
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	register := strings.TrimSpace(a.Getenv(EnvRegisterPostCleanup)) == "1"
-	switch mode := strings.TrimSpace(a.Getenv(EnvMode)); mode {
-	case "", ModeAcquire:
-	case ModeAcquireWithCleanup:
-		register = true
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	switch s.Mode {
+	case ModeAcquire, ModeAcquireWithCleanup:
 	case ModePostCleanup:
-		runPost(ctx, d, a)
+		runPost(ctx, d, a, s, err)
 		return nil
 	default:
-		return fmt.Errorf("acquire: unknown %s %q; expected %s, %s or %s", EnvMode, actionio.OneLine(mode), ModeAcquire, ModeAcquireWithCleanup, ModePostCleanup)
+		return err
 	}
-	q := &acquirer{d: d, a: a, register: register, started: d.Clock.Now()}
-	err := q.main(ctx)
+	s.Credentials.MaskIn(a)
+	if s.PR.Request.Token != "" {
+		a.Mask(s.PR.Request.Token)
+	}
+	// poll-seconds counts Deps.PollUnit units (one second but in the demo).
+	s.Poll = time.Duration(s.Poll/time.Second) * d.PollUnit
+	q := &acquirer{d: d, a: a, register: s.Register, started: d.Clock.Now()}
+	err = q.main(ctx, s, err)
 	if err != nil && !q.reported {
 		q.reportFailure(ctx, err)
 	}
 	return err
 }
 
-// main reads the settings and runs the acquire.
-func (q *acquirer) main(ctx context.Context) error {
-	s, err := readSettings(q.a, q.d)
-	if err != nil {
-		return err
-	}
+// main takes the settings (or their problems) and runs the acquire.
+func (q *acquirer) main(ctx context.Context, s Settings, serr error) error {
 	q.s = s
-	q.id = lockaction.Identity(q.a, s.target, s.suffix, s.runnerID, "", q.started)
-	// Every output that comes from inputs or the environment is checked
-	// before any request: a refusal after the seat is taken would leave a
-	// held seat with no outputs to release it by.
-	if err := actionio.CheckOutput(OutputHolderID, q.id.HolderID); err != nil {
-		q.id.HolderID = ""
-		return err
+	if s.identityValid {
+		q.id = lockaction.IdentityFor(s.Run, s.Target, s.Identity.Suffix, s.Identity.RunnerID, "", q.started)
 	}
-	if s.prErr != nil {
-		return q.refuse(ctx, resultPRHeadCheckFailed, nil, fmt.Errorf("verify the pull request head: %w", s.prErr))
+	for _, w := range s.Warnings {
+		q.a.Warning(w)
 	}
-	creds, err := lockaction.ParseAppCredentials(q.a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
-	if err != nil {
-		return err
+	if serr != nil {
+		return serr
 	}
-	err = q.run(ctx, creds)
+	err := q.run(ctx, s.Credentials)
 	if err != nil && ctx.Err() != nil && q.mayNeedCleanup {
 		q.cancellationCleanup(ctx)
 	}
@@ -92,7 +87,7 @@ func (q *acquirer) main(ctx context.Context) error {
 type acquirer struct {
 	d        Deps
 	a        *actionio.IO
-	s        settings
+	s        Settings
 	register bool
 	id       lockstate.Identity
 
@@ -161,7 +156,7 @@ type acquirer struct {
 // and the acquire times out, so it ends within timeout-minutes plus the
 // failure-cleanup window (R-F5).
 func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) error {
-	q.deadline = q.started.Add(q.s.timeout)
+	q.deadline = q.started.Add(q.s.Timeout)
 	wctx, cancel := context.WithDeadline(ctx, q.deadline)
 	defer cancel()
 	err := q.setupAndLoop(wctx, creds)
@@ -178,7 +173,7 @@ func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) err
 			return q.unknown(ctx, err)
 		}
 		if dec.Released {
-			q.a.Warning(fmt.Sprintf("A release had handed this job a seat of %s before it failed; the seat was given back.", q.s.target.Lock))
+			q.a.Warning(fmt.Sprintf("A release had handed this job a seat of %s before it failed; the seat was given back.", q.s.Target.Lock))
 		}
 	}
 	return err
@@ -200,10 +195,10 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	if err := q.checkPR(ctx, "before setup"); err != nil {
 		return err
 	}
-	if q.client, err = lockaction.NewWriterClient(ctx, q.a, q.s.target, creds, q.d.ClientOptions()); err != nil {
+	if q.client, err = lockaction.NewWriterClientWith(ctx, q.a, q.s.Target, creds, q.s.Knobs, q.d.ClientOptions()); err != nil {
 		return err
 	}
-	if q.st, err = newStore(q.client, q.s.target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay); err != nil {
+	if q.st, err = newStore(q.client, q.s.Target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay); err != nil {
 		return err
 	}
 	if err := q.guardTarget(ctx); err != nil {
@@ -214,7 +209,7 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	}
 	// The config read looked the writer App's installation up: its account
 	// pins the lock repository owner's id before the first write.
-	if err := lockaction.CheckOwnerPin(q.s.target, q.client); err != nil {
+	if err := lockaction.CheckOwnerPin(q.s.Target, q.client); err != nil {
 		return err
 	}
 	return q.loop(ctx)
@@ -226,7 +221,7 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 // a consumer can point writes elsewhere); the scheduled reaper checks the
 // default name every run.
 func (q *acquirer) guardTarget(ctx context.Context) error {
-	if q.s.target.Branch == lockaction.DefaultStateBranch {
+	if q.s.Target.Branch == lockaction.DefaultStateBranch {
 		return nil
 	}
 	return q.st.CheckStateBranch(ctx)
@@ -237,7 +232,7 @@ func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
 
 // req is the AcquireRequest of this invocation.
 func (q *acquirer) req() lockstate.AcquireRequest {
-	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.lease, Arrival: q.arrival}
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.Lease, Arrival: q.arrival}
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)
@@ -252,7 +247,7 @@ func (q *acquirer) req() lockstate.AcquireRequest {
 // waiting job's require-resource-lifecycle or minimum-cooldown requirement,
 // and it retries the read at the next poll instead of after configTTL.
 func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
-	if !initial && !q.cfgCapped && q.now().Sub(q.cfgAt) < q.s.configTTL {
+	if !initial && !q.cfgCapped && q.now().Sub(q.cfgAt) < q.s.ConfigTTL {
 		return nil
 	}
 	snap, err := q.st.ReadConfig(ctx)
@@ -280,13 +275,13 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	for _, w := range warnings {
 		q.a.Warning(w)
 	}
-	if q.s.requireLifecycle && !cfg.ResourceLifecycle {
+	if q.s.RequireLifecycle && !cfg.ResourceLifecycle {
 		return lockaction.Refuse("config-requirement", "acquire requires resourceLifecycle=true in %s (require-resource-lifecycle=true), but the lock config does not enable it",
 			q.st.ConfigPath())
 	}
-	if cfg.ReleaseCooldownSeconds < q.s.minCooldown {
+	if cfg.ReleaseCooldownSeconds < q.s.MinCooldown {
 		return lockaction.Refuse("config-requirement", "acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
-			q.s.minCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
+			q.s.MinCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
 	}
 	q.cfg = cfg
 	return nil

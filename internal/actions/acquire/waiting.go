@@ -45,7 +45,7 @@ func (q *acquirer) logWaiting(s *lockstate.State, dec lockstate.AcquireDecision)
 			holders = strings.Join(hs, ", ")
 		}
 		q.a.Printf("Waiting for %s: queue position %d of %d after %s ms; holders: %s; reservations: %d",
-			q.s.target.Lock, dec.Position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started)), holders, len(s.Reservations))
+			q.s.Target.Lock, dec.Position, len(s.Queue), actionkit.FormatMillis(now.Sub(q.started)), holders, len(s.Reservations))
 	}
 	text := q.waitBlocker(s, dec.Upgrade)
 	if text == "" {
@@ -87,7 +87,7 @@ func (q *acquirer) waitBlocker(s *lockstate.State, u *lockstate.Upgrade) string 
 	switch {
 	case u != nil:
 		fmt.Fprintf(&b, "%s is draining for its upgrade from schema %d to schema %d (%s, turned on in %s): admission is paused until nothing is left to drain, and this run keeps its place in the queue. Waiting for: %s.",
-			q.s.target.Lock, u.From, u.To, u.Features(), q.st.ConfigPath(), u.Summary())
+			q.s.Target.Lock, u.From, u.To, u.Features(), q.st.ConfigPath(), u.Summary())
 		quarantines = u.Quarantines()
 		if u.Incident != nil {
 			fmt.Fprintf(&b, " The active incident %s ends only by recover-incident (docs/recovery.md).", u.Incident.IncidentID)
@@ -102,7 +102,7 @@ func (q *acquirer) waitBlocker(s *lockstate.State, u *lockstate.Upgrade) string 
 			}
 		}
 		fmt.Fprintf(&b, "Every seat of %s (%d) is held by a reservation, not a job: %d quarantine(s) and %d cooldown(s).",
-			q.s.target.Lock, q.cfg.MaxHolders, len(quarantines), cooling)
+			q.s.Target.Lock, q.cfg.MaxHolders, len(quarantines), cooling)
 		if t, ok := lockstate.NextCooldownExpiry(s, q.now()); ok {
 			fmt.Fprintf(&b, " The next cooldown ends at %s by itself.", lockstate.FormatTime(t))
 		}
@@ -113,7 +113,7 @@ func (q *acquirer) waitBlocker(s *lockstate.State, u *lockstate.Upgrade) string 
 		b.WriteString(" A quarantine never ends by itself: a job on its runner reclaims it, or an operator who has checked in the Unity portal that the seat's activation was returned recovers it:")
 		for _, r := range quarantines {
 			fmt.Fprintf(&b, " %s (runner %s, %s, %s);",
-				lockview.RecoverQuarantineCommand(r.ReservationID, q.s.target.Repository()), r.RunnerID, r.Reason, r.RunURL)
+				lockview.RecoverQuarantineCommand(r.ReservationID, q.s.Target.Repository()), r.RunnerID, r.Reason, r.RunURL)
 		}
 		b.WriteString(" see docs/recovery.md.")
 	}

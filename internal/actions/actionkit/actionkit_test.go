@@ -21,7 +21,7 @@ func TestNewReservationID(t *testing.T) {
 	}
 }
 
-func TestEnvMillis(t *testing.T) {
+func TestParseMillis(t *testing.T) {
 	t.Parallel()
 	const def = 7 * time.Second
 	for _, tc := range []struct {
@@ -39,7 +39,7 @@ func TestEnvMillis(t *testing.T) {
 		{"31536000001", def, true},
 		{"99999999999999999999", def, true},
 	} {
-		got, warn := actionkit.EnvMillis(func(string) string { return tc.raw }, "BUILD_LOCK_X_MS", def)
+		got, warn := actionkit.ParseMillis("BUILD_LOCK_X_MS", tc.raw, def)
 		assert.Equal(t, tc.want, got, "%q", tc.raw)
 		if tc.warn {
 			assert.Contains(t, warn, "BUILD_LOCK_X_MS", "%q", tc.raw)

@@ -7,11 +7,16 @@ import (
 	"time"
 )
 
-// EnvMillis reads a non-negative integer millisecond knob such as
-// BUILD_LOCK_AUTH_GRACE_MS. Empty means def; a value that is not all ASCII
-// digits is ignored with a warning (spec §3.6: knobs are never fatal).
-func EnvMillis(getenv func(string) string, name string, def time.Duration) (time.Duration, string) {
-	raw := strings.TrimSpace(getenv(name))
+// MaxMillis bounds a millisecond knob (one year): beyond it the duration
+// arithmetic is meaningless for a job that lives at most 35 days.
+const MaxMillis = int64(365 * 24 * time.Hour / time.Millisecond)
+
+// ParseMillis parses raw, the value of a non-negative integer millisecond
+// knob such as BUILD_LOCK_AUTH_GRACE_MS, as an action's settings read it.
+// Empty means def; a value that is not all ASCII digits is ignored with a
+// warning (spec §3.6: knobs are never fatal).
+func ParseMillis(name, raw string, def time.Duration) (time.Duration, string) {
+	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return def, ""
 	}
@@ -22,7 +27,7 @@ func EnvMillis(getenv func(string) string, name string, def time.Duration) (time
 		}
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
-	if !ok || err != nil || n > int64(365*24*time.Hour/time.Millisecond) {
+	if !ok || err != nil || n > MaxMillis {
 		return def, fmt.Sprintf("Ignoring invalid %s; expected a non-negative integer number of milliseconds.", name)
 	}
 	return time.Duration(n) * time.Millisecond, ""

@@ -1,8 +1,7 @@
 package actionkit
 
-import "github.com/google/uuid"
+import "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 
-// NewReservationID returns a random RFC 4122 version 4 UUID, the
-// reservation ID format of the reference (crypto.randomUUID): the one UUID
-// generator of the actions (acquire and release quarantines, recover).
-func NewReservationID() string { return uuid.NewString() }
+// NewReservationID returns a random RFC 4122 version 4 UUID
+// (lockaction.NewReservationID).
+func NewReservationID() string { return lockaction.NewReservationID() }

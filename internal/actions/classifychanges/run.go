@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
@@ -29,44 +27,48 @@ const (
 
 var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
 
-// Run is the classify-unity-changes action. unity-required=true is written
-// first; only a pull request whose every changed path is Unity-independent
-// turns it to false. Every failure (bad input, git missing or failing, a
-// malformed diff) is an error, with unity-required left true.
+// Run is the classify-unity-changes action: LoadSettings, then Execute.
+// unity-required=true is written first; only a pull request whose every
+// changed path is Unity-independent turns it to false. Every failure (bad
+// input, git missing or failing, a malformed diff) is an error, with
+// unity-required left true.
 func Run(ctx context.Context, deps Deps) error {
-	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	if err := a.RequireOutputFile(); err != nil {
-		return failedCode(CodeOutputFileMissing, err)
+	s, err := LoadSettings(deps.Getenv)
+	if err != nil && s.Files.Output == "" {
+		return err
 	}
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
 	if err := a.SetOutput(OutputUnityRequired, "true"); err != nil {
 		return failedCode(CodeOutputFileMissing, err)
 	}
-	declared, err := changes.ParseIndependentPaths(a.RawInput(InputIndependentPaths))
 	if err != nil {
 		return failed(err)
 	}
+	return execute(ctx, s, a)
+}
+
+// Execute is the action's core over settled settings (for callers that
+// loaded them): unity-required=true first, then the classification.
+func Execute(ctx context.Context, s Settings, deps Deps) error {
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
+	if err := a.SetOutput(OutputUnityRequired, "true"); err != nil {
+		return failedCode(CodeOutputFileMissing, err)
+	}
+	return execute(ctx, s, a)
+}
+
+// execute classifies once unity-required=true is written.
+func execute(ctx context.Context, s Settings, a *actionio.IO) error {
+	declared, event, base, head, dir := s.Declared, s.Event, s.Base, s.Head, s.Workspace
 	// An empty event-name is not pull_request: Unity is required and the
 	// step succeeds, as in the reference (nothing proves the change
 	// Unity-independent, and failing would only hide the decision).
-	event := jsinput.Input(a, InputEventName)
 	if event != changes.PullRequestEvent {
 		return report(a, changes.NotPullRequest(), event, "", "")
 	}
-	base, head := jsinput.Input(a, InputBaseSHA), jsinput.Input(a, InputHeadSHA)
-	for _, in := range []struct{ name, value string }{{InputBaseSHA, base}, {InputHeadSHA, head}} {
-		if !shaRE.MatchString(in.value) {
-			return failed(&actionio.InputError{Input: in.name, Code: actionio.CodePatternMismatch, Message: "must be a 40-character hexadecimal commit SHA for a pull_request event"})
-		}
-	}
-	base, head = strings.ToLower(base), strings.ToLower(head)
 	git, err := FindGit()
 	if err != nil {
 		return failedCode(CodeGitNotFound, err)
-	}
-	dir := jsinput.Env(a, "GITHUB_WORKSPACE")
-	if dir == "" {
-		dir = "."
 	}
 	out, err := Git{Path: git, Dir: dir}.ChangedPaths(ctx, base, head)
 	if err != nil {

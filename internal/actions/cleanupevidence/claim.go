@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fileid"
 )
@@ -31,17 +30,10 @@ func samePath(a, b string) bool {
 }
 
 // claim validates the return log's path and identity and renames its
-// directory to a private name.
-func claim(a *actionio.IO, logPath string) (*claimed, error) {
-	temp := a.Getenv("RUNNER_TEMP")
-	if temp == "" || !filepath.IsAbs(temp) {
-		return nil, refuse(CodeRunnerEnvironment, nil, "RUNNER_TEMP must be set to an absolute path")
-	}
-	temp = filepath.Clean(temp)
-	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
-	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
-		return nil, refuse(CodeRunnerEnvironment, nil, "GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$")
-	}
+// directory to a private name. s is valid (LoadSettings checked
+// RUNNER_TEMP and the run number).
+func claim(s Settings, logPath string) (*claimed, error) {
+	temp, runID, attempt := s.RunnerTemp, s.RunID, s.Attempt
 	badPath := refuse(CodeReturnLogPath, nil, fmt.Sprintf("return-log-path is not this run's evidence path <RUNNER_TEMP>/%s<suffix>/%s", evidence.DirName(runID, attempt, ""), evidence.LogFileName))
 	if !filepath.IsAbs(logPath) || filepath.Clean(logPath) != logPath || filepath.Base(logPath) != evidence.LogFileName {
 		return nil, badPath

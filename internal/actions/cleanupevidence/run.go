@@ -12,15 +12,14 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 )
 
-// Deps are the edges of a run (see actionkit.Deps; only Getenv and Stdout
-// are used). It is the entry-point shape every classify mode shares.
+// Deps are the edges of a run (see actionkit.Deps; only Getenv, read by
+// LoadSettings, and Stdout are used). It is the entry-point shape every classify mode shares.
 type Deps = actionkit.Deps
 
 // Input names (reference-behavior §1.10).
@@ -45,7 +44,9 @@ const (
 
 var exitCodeRE = regexp.MustCompile(`^-?[0-9]+$`)
 
-// Run is the classify-unity-cleanup-evidence action.
+// Run is the classify-unity-cleanup-evidence action: LoadSettings, the
+// default verdict (unless GITHUB_OUTPUT is unset), then the refusal listing
+// every problem, or the classification.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
 		return errors.New("cleanupevidence: nil context")
@@ -53,21 +54,28 @@ func Run(ctx context.Context, deps Deps) error {
 	if deps.Getenv == nil || deps.Stdout == nil {
 		return errors.New("cleanupevidence: Getenv and Stdout are required")
 	}
-	a := actionio.New(deps.Getenv, deps.Stdout)
-	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return refuse(CodeOutputFileMissing, nil, "GITHUB_OUTPUT is not set: the classifier must write its outputs")
+	s, err := LoadSettings(deps.Getenv)
+	if err != nil && s.Files.Output == "" {
+		return err
 	}
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
 	if err := writeVerdict(a, evidence.Default(), evidence.ZeroDigest, false); err != nil {
 		return err
 	}
-	if jsinput.Input(a, InputReturnLogPath) == "" {
+	if s.Inputs.logPath == "" {
 		return missingLog(a, "return-log-path is empty: the return step did not run, or failed before it named its evidence (see its log)")
 	}
-	in, err := readInputs(a)
 	if err != nil {
 		return err
 	}
-	c, err := claim(a, in.logPath)
+	return execute(s, a)
+}
+
+// execute classifies the evidence of settled settings once the default
+// verdict is written.
+func execute(s Settings, a *actionio.IO) error {
+	in := s.Inputs
+	c, err := claim(s, in.logPath)
 	if err != nil {
 		var re *RefusalError
 		if errors.As(err, &re) && re.Code == CodeReturnLogMissing {
@@ -87,7 +95,7 @@ func Run(ctx context.Context, deps Deps) error {
 	if evidence.FileDigest(logBytes) != in.digest {
 		return refuse(CodeDigestMismatch, nil, "return-log-digest does not match the return log: the evidence changed after the return step wrote it")
 	}
-	supp := collectSupplemental(in.supplemental, c.logID, jsinput.Env(a, "GITHUB_WORKSPACE"))
+	supp := collectSupplemental(in.supplemental, c.logID, s.Workspace)
 	if !supp.complete() {
 		a.Warning("Supplemental evidence is incomplete (" + supp.summary() + "); the capture counts as incomplete, and every other supplemental file was still searched.")
 	}
@@ -151,55 +159,6 @@ type inputs struct {
 	completed, captured bool
 	exitCode            int64
 	supplemental        []string
-}
-
-func literalBool(a *actionio.IO, name string) (bool, error) {
-	switch jsinput.Input(a, name) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, &actionio.InputError{Input: name, Code: actionio.CodeInvalidBoolean, Message: "must be exactly true or false"}
-}
-
-func readInputs(a *actionio.IO) (inputs, error) {
-	var in inputs
-	var err error
-	in.logPath = jsinput.Input(a, InputReturnLogPath)
-	if in.completed, err = literalBool(a, InputReturnCommandCompleted); err != nil {
-		return in, err
-	}
-	if in.captured, err = literalBool(a, InputEvidenceCaptureComplete); err != nil {
-		return in, err
-	}
-	code := jsinput.Input(a, InputReturnExitCode)
-	switch {
-	case in.completed && code == "":
-		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodeRequired, Message: "is required when return-command-completed is true"}
-	case !in.completed && code != "":
-		return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodePatternMismatch, Message: "must be empty when return-command-completed is false"}
-	case in.completed:
-		n, perr := strconv.ParseInt(code, 10, 64)
-		if !exitCodeRE.MatchString(code) || perr != nil {
-			return in, &actionio.InputError{Input: InputReturnExitCode, Code: actionio.CodePatternMismatch, Message: "must be a signed decimal integer"}
-		}
-		in.exitCode = n
-	}
-	// The digest binds the log to the return step (reference §1.10: 64
-	// lowercase hex). It is required with a complete capture; with an
-	// incomplete one it is given whenever the return step wrote a log
-	// (this suite's return step) and absent when it wrote none (the
-	// reference's).
-	in.digest = jsinput.Input(a, InputReturnLogDigest)
-	switch {
-	case in.captured && !evidence.ValidDigest(in.digest):
-		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be 64 lowercase hex digits when evidence-capture-complete is true"}
-	case in.digest != "" && !evidence.ValidDigest(in.digest):
-		return in, &actionio.InputError{Input: InputReturnLogDigest, Code: actionio.CodePatternMismatch, Message: "must be empty or 64 lowercase hex digits"}
-	}
-	in.supplemental = parseList(a.RawInput(InputSupplementalEvidencePaths))
-	return in, nil
 }
 
 var listSplitRE = regexp.MustCompile(`\r?\n`)

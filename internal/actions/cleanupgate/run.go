@@ -9,10 +9,10 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/cleanup"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 )
 
-// Deps are the edges of a run (only Getenv and Stdout are used).
+// Deps are the edges of a run (only Getenv, read by LoadSettings, and
+// Stdout are used).
 type Deps = actionkit.Deps
 
 // Input names (reference-behavior §1.11).
@@ -52,7 +52,8 @@ func (e *UnsafeError) Error() string { return e.Message }
 // ReasonCode returns Code (the ::error title and the job summary's code).
 func (e *UnsafeError) ReasonCode() string { return e.Code }
 
-// Run is the require-confirmed-unity-cleanup action.
+// Run is the require-confirmed-unity-cleanup action: LoadSettings, then
+// Execute.
 func Run(ctx context.Context, deps Deps) error {
 	if ctx == nil {
 		return errors.New("cleanupgate: nil context")
@@ -60,20 +61,21 @@ func Run(ctx context.Context, deps Deps) error {
 	if deps.Getenv == nil || deps.Stdout == nil {
 		return errors.New("cleanupgate: Getenv and Stdout are required")
 	}
-	a := actionio.New(deps.Getenv, deps.Stdout)
-	if a.Getenv("GITHUB_OUTPUT") == "" {
-		return &UnsafeError{Code: CodeOutputFileMissing, Message: "GITHUB_OUTPUT is not set: the cleanup gate must write cleanup-safe"}
+	s, err := LoadSettings(deps.Getenv)
+	if err != nil {
+		return err
 	}
+	return Execute(ctx, s, deps)
+}
+
+// Execute is the gate's core over settled settings: cleanup-safe=false
+// first, then the decision, the summary and (safe only) cleanup-safe=true.
+func Execute(_ context.Context, s Settings, deps Deps) error {
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
 	if err := a.SetOutput(OutputCleanupSafe, "false"); err != nil {
 		return err
 	}
-	d := cleanup.Evaluate(cleanup.Inputs{
-		Acquired: jsinput.Input(a, InputAcquired), ClassificationComplete: jsinput.Input(a, InputClassificationComplete),
-		CleanupStatus: jsinput.Input(a, InputCleanupStatus), CleanupHealth: jsinput.Input(a, InputCleanupHealth), CleanupReason: jsinput.Input(a, InputCleanupReason),
-		ReleaseOutcome: jsinput.Input(a, InputReleaseOutcome), CleanupResult: jsinput.Input(a, InputCleanupResult), Released: jsinput.Input(a, InputReleased),
-		ReleaseHealth: jsinput.Input(a, InputReleaseHealth), ReleaseReason: jsinput.Input(a, InputReleaseReason),
-		ReservationState: jsinput.Input(a, InputReservationState), ReservationID: jsinput.Input(a, InputReservationID), IncidentID: jsinput.Input(a, InputIncidentID),
-	})
+	d := cleanup.Evaluate(s.Inputs)
 	_ = a.Summary(actionkit.Table("Unity cleanup gate", []actionkit.Row{
 		{Field: "Cleanup safe", Value: fmt.Sprint(d.Safe)},
 		{Field: "Rule", Value: markdown.Code(string(d.Code))},

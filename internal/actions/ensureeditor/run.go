@@ -10,8 +10,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
@@ -91,14 +91,15 @@ func Run(ctx context.Context, deps Deps) error {
 	if deps.Verifier == nil {
 		deps.Verifier = signature.ForPlatform(deps.GOOS)
 	}
-	a := actionio.New(deps.Getenv, deps.Stdout)
+	a := edgesettings.IO(deps.Getenv, deps.Stdout)
+	s, serr := LoadSettings(deps.Getenv)
 	if deps.GOOS != "windows" {
 		return refusal(CodePlatformRefused, "ensure-unity-editor validates Windows editors only; %s is refused", deps.GOOS)
 	}
-	in, err := readInputs(a)
-	if err != nil {
-		return err
+	if serr != nil {
+		return serr
 	}
+	in := s.inputs
 	rec := editor.Record{
 		SchemaVersion: editor.RecordSchemaVersion, Validator: editor.Validator, UnityVersion: in.version,
 		ProvisioningProfile: string(in.profile), InstallRoot: in.root, CIManagedOnly: in.managedOnly,

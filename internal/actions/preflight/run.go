@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/google/go-github/v66/github"
 
@@ -38,14 +37,25 @@ const (
 // inventory was read, the job summary holds one row per label set.
 func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	start := d.Clock.Now()
-	in, err := ReadInputs(a)
+	s, err := LoadSettings(d.Getenv)
+	a := actionio.New(s.Files.Getenv, d.Stdout)
+	maskKey(a, s.RawKey) // first, so that no refusal can print the key
 	if err != nil {
 		return err
 	}
+	return Execute(ctx, s, d)
+}
+
+// Execute is the action's core over settled settings (the key already
+// masked): one reader token, the inventory, the verdict, the summary and,
+// on success, the outputs.
+func Execute(ctx context.Context, s Settings, deps Deps) error {
+	d := deps.WithDefaults()
+	a := actionio.New(s.Files.Getenv, d.Stdout)
+	start := d.Clock.Now()
+	in := s.Inputs
 	c, err := ghclient.New(ctx, ghclient.Config{
-		APIURL:            jsinput.Env(a, "GITHUB_API_URL"),
+		APIURL:            s.APIURL,
 		AppID:             in.AppID,
 		PrivateKey:        in.PrivateKey,
 		InstallationOwner: in.Owner,

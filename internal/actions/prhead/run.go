@@ -6,6 +6,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
 )
 
@@ -24,11 +25,20 @@ const (
 // and fails when the head moved on. A failed lookup writes no outputs.
 func Run(ctx context.Context, deps Deps) error {
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	in, err := prhead.ReadInputs(a, prhead.APIURL(a))
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	if s.Inputs.Request.Token != "" {
+		a.Mask(s.Inputs.Request.Token)
+	}
 	if err != nil {
 		return err
 	}
+	return run(ctx, d, a, s)
+}
+
+// run is the guard on validated settings.
+func run(ctx context.Context, d Deps, a *actionio.IO, s Settings) error {
+	in := s.Inputs
 	if !in.Scoped {
 		a.Notice("Not a pull request run; the current-head guard has nothing to check.")
 		return writeOutputs(a, "true", in.Request.ExpectedSHA)

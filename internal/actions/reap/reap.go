@@ -66,18 +66,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
-
-	"github.com/google/go-github/v66/github"
-
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
@@ -179,38 +175,6 @@ const (
 	msgPrune      = "Prune expired cooldowns for "
 )
 
-// Error is a reaper failure with a stable Code. It is returned after the
-// outputs and the summary were written.
-type Error struct {
-	Code    string
-	Message string
-	// Err is the first underlying failure, if any.
-	Err error
-}
-
-// Error renders "<code>: <message>[: <first failure>]".
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
-	}
-	return e.Code + ": " + e.Message
-}
-
-// Unwrap returns the first underlying failure.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ReasonCode is the stable code in the ::error title and the summary's
-// "Refused" heading (lockaction.Reasoned): the underlying failure's own
-// reason when it names one an operator acts on (state-branch-rules), else
-// the REAP_ code; the message carries both.
-func (e *Error) ReasonCode() string {
-	var r lockaction.Reasoned
-	if errors.As(e.Err, &r) && r.ReasonCode() != "" {
-		return r.ReasonCode()
-	}
-	return e.Code
-}
-
 // Deps are the injectable edges of the reaper: Getenv and Stdout are
 // required; Clock, Jitter, Transport and NewID default to the real ones.
 // Deadlines are context deadlines on the runtime clock (virtual inside a
@@ -228,7 +192,9 @@ func Run(ctx context.Context, d Deps) error {
 	if err != nil {
 		return err
 	}
-	return run(ctx, actionio.New(d.Getenv, d.Stdout), d)
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	return run(ctx, a, d, s, err)
 }
 
 // Main runs the action and maps the result to the process exit code (0, 1,
@@ -239,43 +205,40 @@ func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
 	if err != nil {
 		return lockaction.ExitFailure
 	}
-	a := actionio.New(d.Getenv, d.Stdout)
-	return lockaction.Finish(a, sig, run(ctx, a, d))
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	return lockaction.Finish(a, sig, run(ctx, a, d, s, err))
 }
 
-func run(ctx context.Context, a *actionio.IO, d Deps) error {
+// run is the action on its settings; serr is LoadSettings' error, returned
+// once the secrets are masked and before any request.
+func run(ctx context.Context, a *actionio.IO, d Deps, s Settings, serr error) error {
 	if ctx == nil {
 		return errors.New("reap: nil context")
 	}
-	op := a.Input(recovery.InputOperation)
-	switch op {
-	case "", OperationReap:
-	case recovery.OperationRecover, recovery.OperationRecoverIncident:
-		return recovery.RunWith(ctx, a, d)
-	default:
-		return &lockaction.RefusalError{Rule: recovery.RuleOperation, Message: fmt.Sprintf(
-			"operation must be %s, %s or %s", OperationReap, recovery.OperationRecover, recovery.OperationRecoverIncident)}
+	if s.Operation == recovery.OperationRecover || s.Operation == recovery.OperationRecoverIncident {
+		return recovery.Execute(ctx, a, d, s.Recover, serr)
+	}
+	for _, m := range s.Masks() {
+		a.Mask(m)
+	}
+	for _, w := range s.Budget.Warnings {
+		a.Warning(w)
+	}
+	if serr != nil {
+		return serr
 	}
 	start := d.Clock.Now()
-	budget, err := RequestBudget.New(a.Input(requestbudget.InputRequestBudget), a.Getenv(requestbudget.EnvRequestBudget), a.Warning)
+	budget, err := requestbudget.New(s.Budget.Limit)
 	if err != nil {
 		return err
 	}
 	d.Transport = budget.Transport(d.Transport)
-	lk, err := recovery.OpenLock(ctx, a, d)
+	lk, err := recovery.OpenLock(ctx, a, d, s.Lock)
 	if err != nil {
 		return err
 	}
-	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey)
-	if err != nil {
-		var re *lockaction.RefusalError
-		if errors.As(err, &re) && re.Rule != "legacy-token" {
-			return &lockaction.RefusalError{Rule: RuleReaderCredentials, Message: fmt.Sprintf(
-				"the scheduled reaper needs the reader App (%s and %s, actions: read and metadata: read on the consumer repositories): %s",
-				lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey, re.Message)}
-		}
-		return err
-	}
+	creds := s.Reader
 	// Every request of the run is under runCtx (the whole budget); the
 	// status scan is under scanCtx, which stops at the budget minus the
 	// write reserve, or when stopScan is called (the rate-limit floor).
@@ -290,8 +253,8 @@ func run(ctx context.Context, a *actionio.IO, d Deps) error {
 	writeCtx, cancelWrite := context.WithTimeout(runCtx, TotalBudget)
 	defer cancelWrite()
 
-	knobs, _ := ghclient.KnobsFromEnv(a.Getenv) // warnings were reported by the writer client
-	readers := &readerClients{a: a, d: d, t: lk.Target, creds: creds, knobs: knobs, byOwner: map[string]*ghclient.Client{}}
+	// The knobs' warnings were reported by the writer client.
+	readers := &readerClients{a: a, d: d, t: lk.Target, creds: creds, knobs: s.Lock.Knobs.API, byOwner: map[string]*ghclient.Client{}}
 	r := &reaper{
 		a: a, d: d, lk: lk, start: start,
 		ev:       NewEvidencer(readers.get, d.Clock, a.Warning),
@@ -301,46 +264,6 @@ func run(ctx context.Context, a *actionio.IO, d Deps) error {
 		stopScan: stopScan,
 	}
 	return r.run(ctx, scanCtx, writeCtx)
-}
-
-// readerClients builds one reader client per consumer owner: an App token
-// for that owner's installation with actions: read and metadata: read only.
-type readerClients struct {
-	a     *actionio.IO
-	d     Deps
-	t     lockaction.Target
-	creds lockaction.AppCredentials
-	knobs ghclient.Knobs
-
-	mu      sync.Mutex
-	byOwner map[string]*ghclient.Client
-}
-
-func (rc *readerClients) get(ctx context.Context, owner string) (*ghclient.Client, error) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	key := strings.ToLower(owner)
-	if c, ok := rc.byOwner[key]; ok {
-		return c, nil
-	}
-	c, err := ghclient.New(ctx, ghclient.Config{
-		APIURL:            rc.t.APIURL,
-		AppID:             rc.creds.AppID,
-		PrivateKey:        rc.creds.PrivateKey,
-		InstallationOwner: owner,
-		Permissions:       &github.InstallationPermissions{Actions: github.String("read"), Metadata: github.String("read")},
-		Transport:         rc.d.Transport,
-		Clock:             rc.d.Clock,
-		Jitter:            rc.d.Jitter,
-		Knobs:             rc.knobs,
-		Warn:              rc.a.Warning,
-		Mask:              rc.a.Mask,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build the reader client for %s: %w", owner, err)
-	}
-	rc.byOwner[key] = c
-	return c, nil
 }
 
 // reaper is the state of one reap run.

@@ -7,6 +7,7 @@ package recover
 import (
 	"context"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
 )
@@ -14,10 +15,24 @@ import (
 // Deps are the injected edges of a run (see recovery.Deps).
 type Deps = recovery.Deps
 
-// Run performs the recovery the inputs ask for.
-func Run(ctx context.Context, d Deps) error { return recovery.Run(ctx, d) }
+// Run performs the recovery the inputs ask for: LoadSettings once, then
+// the recovery on them.
+func Run(ctx context.Context, d Deps) error {
+	d, err := d.WithDefaults()
+	if err != nil {
+		return err
+	}
+	s, err := LoadSettings(d.Getenv)
+	return recovery.Execute(ctx, edgesettings.IO(d.Getenv, d.Stdout), d, s, err)
+}
 
 // Main runs the action and returns its exit code (0, 1, 130 or 143).
 func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
-	return recovery.Main(ctx, d, sig)
+	d, err := d.WithDefaults()
+	if err != nil {
+		return lockaction.ExitFailure
+	}
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	return lockaction.Finish(a, sig, recovery.Execute(ctx, a, d, s, err))
 }

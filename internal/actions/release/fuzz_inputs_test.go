@@ -2,11 +2,13 @@ package release
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -27,26 +29,32 @@ func FuzzSettings(f *testing.F) {
 			"GITHUB_REPOSITORY_ID": "42", "GITHUB_REPOSITORY_OWNER_ID": "7",
 		}
 		var log bytes.Buffer
-		a := actionio.New(func(k string) string { return env[k] }, &log)
-		s, err := readSettings(a)
+		s, err := LoadSettings(func(k string) string { return env[k] })
+		for _, w := range s.Warnings {
+			actionio.New(func(k string) string { return env[k] }, &log).Warning(w)
+		}
+		var se *lockaction.SettingsError
+		if errors.As(err, &se) && len(se.Problems) == 1 && lockaction.ReasonCode(err) == "app-credentials" {
+			err = nil // the fuzzed inputs were valid; no credentials are set
+		}
 		// A rejected reason that is not an allowlisted code is caller text: it
 		// must never reach the log. (An allowlisted one, such as
 		// cleanup-confirmed in a status mismatch, is part of a code name.)
-		if len(reason) >= 8 && s.degradedCode != "" && !slices.Contains(lockstate.AllowedReasons, reason) &&
+		if len(reason) >= 8 && s.DegradedCode != "" && !slices.Contains(lockstate.AllowedReasons, reason) &&
 			strings.Contains(log.String(), reason) {
 			t.Fatalf("a rejected resource-reason reached the log: %q", log.String())
 		}
 		if err != nil {
 			return
 		}
-		if s.deadlineSecs != 0 && (s.deadlineSecs < MinDeadlineSeconds || s.deadlineSecs > MaxDeadlineSeconds) {
-			t.Fatalf("deadline %d outside 0 or 30-3600", s.deadlineSecs)
+		if s.DeadlineSecs != 0 && (s.DeadlineSecs < MinDeadlineSeconds || s.DeadlineSecs > MaxDeadlineSeconds) {
+			t.Fatalf("deadline %d outside 0 or 30-3600", s.DeadlineSecs)
 		}
-		if s.degradedCode != "" && (s.report.Status != "unknown" || s.report.Health != "healthy") {
-			t.Fatalf("a degraded report must be unknown/healthy, got %+v", s.report)
+		if s.DegradedCode != "" && (s.Report.Status != "unknown" || s.Report.Health != "healthy") {
+			t.Fatalf("a degraded report must be unknown/healthy, got %+v", s.Report)
 		}
-		if strings.ContainsAny(s.holderID, "\r\n") {
-			t.Fatalf("holder id with a line break accepted: %q", s.holderID)
+		if strings.ContainsAny(s.HolderID, "\r\n") {
+			t.Fatalf("holder id with a line break accepted: %q", s.HolderID)
 		}
 	})
 }

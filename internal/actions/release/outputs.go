@@ -41,8 +41,8 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 		{OutputReleased, strconv.FormatBool(dec.Released)},
 		{OutputQueueCleaned, strconv.FormatBool(dec.QueueCleaned)},
 		{OutputCleanupResult, string(dec.Result)},
-		{OutputLockName, r.s.target.Lock},
-		{OutputHolderID, r.s.holderID},
+		{OutputLockName, r.s.Target.Lock},
+		{OutputHolderID, r.s.HolderID},
 		{OutputStateSHA, sha},
 		{OutputHeldBy, dec.HeldBy},
 		{OutputHeldByRunURL, dec.HeldByRunURL},
@@ -50,10 +50,10 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 		{OutputReservationState, resState},
 		{OutputAvailableAt, availableAt},
 		{OutputIncidentID, dec.IncidentID},
-		{OutputResourceHealth, r.s.report.Health},
-		{OutputResourceReason, r.s.report.Reason},
-		{OutputReportDegraded, strconv.FormatBool(r.s.degradedCode != "")},
-		{OutputReportValidationError, string(r.s.degradedCode)},
+		{OutputResourceHealth, r.s.Report.Health},
+		{OutputResourceReason, r.s.Report.Reason},
+		{OutputReportDegraded, strconv.FormatBool(r.s.DegradedCode != "")},
+		{OutputReportValidationError, string(r.s.DegradedCode)},
 	}
 	err := r.a.SetOutputs(outs)
 	r.summary(dec, sha)
@@ -64,12 +64,12 @@ func (r *releaser) report(dec lockstate.CleanupDecision, sha string) error {
 func (r *releaser) summary(dec lockstate.CleanupDecision, sha string) {
 	rows := []actionkit.Row{
 		{Field: "Outcome", Value: markdown.Code(string(dec.Result))},
-		{Field: "Lock", Value: markdown.Code(r.s.target.Lock)},
-		{Field: "Holder ID", Value: markdown.Code(r.s.holderID)},
-		{Field: "Report", Value: markdown.Text(r.s.report.Status + " / " + r.s.report.Health + " / " + r.s.report.Reason)},
+		{Field: "Lock", Value: markdown.Code(r.s.Target.Lock)},
+		{Field: "Holder ID", Value: markdown.Code(r.s.HolderID)},
+		{Field: "Report", Value: markdown.Text(r.s.Report.Status + " / " + r.s.Report.Health + " / " + r.s.Report.Reason)},
 	}
-	if r.s.degradedCode != "" {
-		rows = append(rows, actionkit.Row{Field: "Report validation error", Value: markdown.Code(string(r.s.degradedCode))})
+	if r.s.DegradedCode != "" {
+		rows = append(rows, actionkit.Row{Field: "Report validation error", Value: markdown.Code(string(r.s.DegradedCode))})
 	}
 	if dec.Reservation != nil {
 		v := markdown.Code(dec.Reservation.State) + " " + markdown.Code(dec.Reservation.ReservationID)
@@ -87,7 +87,7 @@ func (r *releaser) summary(dec lockstate.CleanupDecision, sha string) {
 	if sha != "" {
 		rows = append(rows, actionkit.Row{Field: "State SHA", Value: markdown.Code(sha)})
 	}
-	err := r.a.Summary(actionkit.Table("Build lock "+r.s.target.Lock+": "+string(dec.Result), rows))
+	err := r.a.Summary(actionkit.Table("Build lock "+r.s.Target.Lock+": "+string(dec.Result), rows))
 	if err != nil && !errors.Is(err, actionio.ErrFileCommandUnavailable) {
 		r.a.Warning("Could not write the job summary: " + err.Error())
 	}
@@ -95,7 +95,7 @@ func (r *releaser) summary(dec lockstate.CleanupDecision, sha string) {
 
 // log prints the human release message (explicitReleaseMessage).
 func (r *releaser) log(dec lockstate.CleanupDecision) {
-	lock := r.s.target.Lock
+	lock := r.s.Target.Lock
 	var msg string
 	switch dec.Result {
 	case lockstate.ResultGlobalQuarantined:
@@ -110,9 +110,9 @@ func (r *releaser) log(dec lockstate.CleanupDecision) {
 		msg = fmt.Sprintf("Removed this run's queued request for %s.", lock)
 	default:
 		if dec.HeldBy != "" {
-			msg = fmt.Sprintf("Lock is held by %s; this run is %s.", dec.HeldBy, r.s.holderID)
+			msg = fmt.Sprintf("Lock is held by %s; this run is %s.", dec.HeldBy, r.s.HolderID)
 		} else {
-			msg = fmt.Sprintf("Nothing to release for %s on %s.", r.s.holderID, lock)
+			msg = fmt.Sprintf("Nothing to release for %s on %s.", r.s.HolderID, lock)
 		}
 	}
 	r.a.Println(msg)

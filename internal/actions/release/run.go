@@ -9,6 +9,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -40,30 +41,30 @@ func Run(ctx context.Context, deps Deps) error {
 		return errors.New("release: nil context")
 	}
 	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	s, err := readSettings(a)
-	if err != nil {
-		return err
+	a := edgesettings.IO(d.Getenv, d.Stdout)
+	s, err := LoadSettings(d.Getenv)
+	s.Credentials.MaskIn(a)
+	for _, w := range s.Warnings {
+		a.Warning(w)
 	}
-	creds, err := lockaction.ParseAppCredentials(a, lockaction.EnvAppID, lockaction.EnvAppPrivateKey)
 	if err != nil {
 		return err
 	}
 	window := attemptBoundedWindow
-	if s.deadlineSecs > 0 {
-		window = time.Duration(s.deadlineSecs)*time.Second + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
+	if s.DeadlineSecs > 0 {
+		window = time.Duration(s.DeadlineSecs)*time.Second + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
 	}
 	wctx, cancel := actionkit.CleanupContext(ctx, d.Signals, window)
 	defer cancel()
 	r := &releaser{d: d, a: a, s: s, start: d.Clock.Now()}
-	return r.run(wctx, creds)
+	return r.run(wctx, s.Credentials)
 }
 
 // releaser is the state of one release.
 type releaser struct {
 	d     Deps
 	a     *actionio.IO
-	s     settings
+	s     Settings
 	start time.Time
 	// attempted are the decisions of every cleanup write sent, answered
 	// or not (reconcile merges them with the state read afterwards).
@@ -82,14 +83,14 @@ const SettleWindow = 30 * time.Second
 func (r *releaser) settle(ctx context.Context, st *store.Store, cause error) (store.Result, lockstate.CleanupDecision, bool) {
 	snap, commit, err := st.LoadFresh(ctx)
 	if err != nil {
-		r.a.Warning(fmt.Sprintf("The release write's answer was lost and reading %s at the branch head to decide it failed: %v", r.s.target.Lock, err))
+		r.a.Warning(fmt.Sprintf("The release write's answer was lost and reading %s at the branch head to decide it failed: %v", r.s.Target.Lock, err))
 		return store.Result{}, lockstate.CleanupDecision{}, false
 	}
-	if lockstate.HolderIndex(snap.State, r.s.holderID) >= 0 || lockstate.QueuePosition(snap.State, r.s.holderID) > 0 {
+	if lockstate.HolderIndex(snap.State, r.s.HolderID) >= 0 || lockstate.QueuePosition(snap.State, r.s.HolderID) > 0 {
 		return store.Result{}, lockstate.CleanupDecision{}, false
 	}
 	r.a.Warning(fmt.Sprintf("Every answer to the release write of %s was lost (%v); the state at the branch head, commit %s, shows no entry of %s, so the release landed.",
-		r.s.target.Lock, cause, shortSHA(commit), r.s.holderID))
+		r.s.Target.Lock, cause, shortSHA(commit), r.s.HolderID))
 	dec := reconcile(lockstate.CleanupDecision{}, r.attempted, snap.State)
 	return store.Result{Snapshot: snap, Ambiguous: true}, dec, true
 }
@@ -101,23 +102,17 @@ func maybeApplied(err error) bool {
 }
 
 func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) error {
-	overlay := func(k string) string {
-		if v, ok := r.s.knobOverrides[k]; ok {
-			return v
-		}
-		return r.d.Getenv(k)
-	}
-	client, err := lockaction.NewWriterClient(ctx, actionio.New(overlay, r.d.Stdout), r.s.target, creds, r.d.ClientOptions())
+	client, err := lockaction.NewWriterClientWith(ctx, r.a, r.s.Target, creds, r.s.Knobs, r.d.ClientOptions())
 	if err != nil {
 		return err
 	}
-	if r.s.attemptCap > 0 && r.s.deadlineSecs > 0 {
+	if r.s.AttemptCap > 0 && r.s.DeadlineSecs > 0 {
 		r.a.Warning(fmt.Sprintf("An attempt ceiling of %d bounds the %ds release retry deadline: a call stops after %d attempts even with time left.",
-			r.s.attemptCap, r.s.deadlineSecs, r.s.attemptCap))
+			r.s.AttemptCap, r.s.DeadlineSecs, r.s.AttemptCap))
 	}
-	ph := PhaseDeadlines(r.start, r.s.deadlineSecs)
+	ph := PhaseDeadlines(r.start, r.s.DeadlineSecs)
 	mk := func(deadline time.Time, rounds int) (*store.Store, error) {
-		t := r.s.target
+		t := r.s.Target
 		return store.New(store.Options{Client: client, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
 			Clock: r.d.Clock, Jitter: r.d.Jitter, Budget: budget(deadline), MaxRounds: rounds, ConflictDelay: cleanupConflictDelay})
 	}
@@ -125,7 +120,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err != nil {
 		return err
 	}
-	if r.s.target.Branch != lockaction.DefaultStateBranch {
+	if r.s.Target.Branch != lockaction.DefaultStateBranch {
 		// Never write onto the default branch (see acquire's guardTarget).
 		if err := branchStore.CheckStateBranch(ctx); err != nil {
 			return err
@@ -159,7 +154,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	}
 	// The branch and config reads looked the writer App's installation up:
 	// its account pins the lock repository owner's id before the write.
-	if err := lockaction.CheckOwnerPin(r.s.target, client); err != nil {
+	if err := lockaction.CheckOwnerPin(r.s.Target, client); err != nil {
 		return err
 	}
 	st, err := mk(ph.Cleanup, cleanupRounds)
@@ -179,14 +174,14 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 			}
 		}
 	}
-	confirmed := r.s.report.Status == lockstate.StatusConfirmed && r.s.degradedCode == ""
+	confirmed := r.s.Report.Status == lockstate.StatusConfirmed && r.s.DegradedCode == ""
 	switch {
 	case err != nil && unrecorded(err) && confirmed:
 		return r.unreachable(err)
 	case err != nil:
 		return err
 	case !verified && res.SHA == "" && dec.Result == lockstate.ResultNoop:
-		cause := fmt.Errorf("%s: the lock-state branch of %s could not be verified and no lock state was found for %s", CodeLockStateUnverified, r.s.target.Lock, r.s.holderID)
+		cause := fmt.Errorf("%s: the lock-state branch of %s could not be verified and no lock state was found for %s", CodeLockStateUnverified, r.s.Target.Lock, r.s.HolderID)
 		if confirmed {
 			return r.unreachable(cause)
 		}
@@ -196,14 +191,14 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return err
 	}
 	if dec.ForeignKept > 0 {
-		r.a.Warning(foreignKeptMessage(r.s.holderID, r.s.target.Lock, dec.ForeignKept))
+		r.a.Warning(foreignKeptMessage(r.s.HolderID, r.s.Target.Lock, dec.ForeignKept))
 	}
-	if err := lockaction.RemoveHeldMarker(r.d.Getenv, r.s.target, r.s.holderID); err != nil {
+	if err := lockaction.RemoveHeldMarker(r.s.RunnerTemp, r.s.Target, r.s.HolderID); err != nil {
 		r.a.Warning("Could not remove this job's admission marker: " + err.Error())
 	}
 	r.log(dec)
-	if r.s.degradedCode != "" {
-		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.degradedCode)
+	if r.s.DegradedCode != "" {
+		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.DegradedCode)
 	}
 	return nil
 }
@@ -212,15 +207,15 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 // an ambiguous write reconciled from the state read afterwards.
 func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.Config) (store.Result, lockstate.CleanupDecision, error) {
 	req := lockstate.CleanupRequest{
-		HolderID:      r.s.holderID,
-		RunAttempt:    envOr(r.a, "GITHUB_RUN_ATTEMPT", "0"),
-		RunnerID:      r.s.runnerID,
-		Report:        r.s.report,
+		HolderID:      r.s.HolderID,
+		RunAttempt:    r.s.Run.RunAttempt,
+		RunnerID:      r.s.RunnerID,
+		Report:        r.s.Report,
 		ReservationID: actionkit.NewReservationID(),
 		Identity:      r.identity(),
-		ServerURL:     r.s.target.ServerURL,
+		ServerURL:     r.s.Target.ServerURL,
 	}
-	if !r.s.explicit {
+	if !r.s.Explicit {
 		// A computed holder id is this job's own: an entry of it recorded
 		// on another runner belongs to another job sharing the id.
 		req.RunnerName = req.Identity.RunnerName
@@ -228,7 +223,7 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	var final lockstate.CleanupDecision
 	var handedTo []string
 	update := func() (store.Result, error) {
-		return st.Update(ctx, "Release "+r.s.target.Lock, func(s *lockstate.State) error {
+		return st.Update(ctx, "Release "+r.s.Target.Lock, func(s *lockstate.State) error {
 			now := r.d.Clock.Now()
 			next, d, err := lockstate.Cleanup(s, cfg, req, now)
 			if err != nil {
@@ -265,20 +260,20 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		// release: a lagging replica can serve an older version. Every such
 		// conclusion is confirmed at the branch head, with this job's
 		// admission marker or without it (another job releasing the id).
-		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.d.Getenv, r.s.target, r.s.holderID)
+		fc, ferr := lockaction.CheckHeldAbsence(ctx, st, r.s.RunnerTemp, r.s.Target, r.s.HolderID)
 		if ferr == nil && !fc.Checked {
-			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.target, r.s.holderID)
+			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.Target, r.s.HolderID)
 		}
 		switch {
 		case ferr != nil:
 			return res, final, ferr
 		case fc.Found:
-			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show %s); releasing from the state at the branch head, commit %s.", r.s.target.Lock, r.s.holderID, shortSHA(fc.Commit)))
+			r.a.Warning(fmt.Sprintf("The first read of %s was stale (it did not show %s); releasing from the state at the branch head, commit %s.", r.s.Target.Lock, r.s.HolderID, shortSHA(fc.Commit)))
 			if res, err = update(); err != nil {
 				return res, final, err
 			}
 		case fc.Checked:
-			r.a.Notice(fmt.Sprintf("Confirmed at the branch head (commit %s) that %s holds nothing of %s.", shortSHA(fc.Commit), r.s.holderID, r.s.target.Lock))
+			r.a.Notice(fmt.Sprintf("Confirmed at the branch head (commit %s) that %s holds nothing of %s.", shortSHA(fc.Commit), r.s.HolderID, r.s.Target.Lock))
 		}
 	}
 	if res.Ambiguous {
@@ -286,11 +281,11 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	}
 	if res.Written && final.MigratedTo != 0 {
 		r.a.Printf("%s had drained for its pending upgrade: this release also upgraded it to schema %d, with the waiting jobs in their order; admission resumes under the new rules.",
-			r.s.target.Lock, final.MigratedTo)
+			r.s.Target.Lock, final.MigratedTo)
 	}
 	if res.Written && len(handedTo) > 0 {
 		r.a.Printf("Handed the freed seat of %s directly to %s (admitted in the release write; each notices on its next poll).",
-			r.s.target.Lock, strings.Join(handedTo, ", "))
+			r.s.Target.Lock, strings.Join(handedTo, ", "))
 	}
 	return res, final, nil
 }
@@ -304,8 +299,8 @@ func shortSHA(sha string) string {
 
 // identity is the caller identity an incident is built from.
 func (r *releaser) identity() lockstate.Identity {
-	id := lockaction.Identity(r.a, r.s.target, "", r.s.runnerID, "", r.start)
-	id.HolderID = r.s.holderID
+	id := lockaction.IdentityFor(r.s.Run, r.s.Target, "", r.s.RunnerID, "", r.start)
+	id.HolderID = r.s.HolderID
 	return id
 }
 
@@ -370,7 +365,7 @@ func (r *releaser) unreachable(cause error) error {
 		return err
 	}
 	return fmt.Errorf("could not confirm the release of %s for %s: %v. External cleanup was confirmed, so the licensed resource was returned and only its record is in doubt (cleanup-result=%s). If the removal did not land, the scheduled reaper quarantines the stale holder entry, which keeps consuming capacity until a same-runner acquire reclaims it or an operator runs the recovery runbook",
-		r.s.target.Lock, r.s.holderID, cause, lockstate.ResultLockReleaseUnreachable)
+		r.s.Target.Lock, r.s.HolderID, cause, lockstate.ResultLockReleaseUnreachable)
 }
 
 // foreignKeptMessage explains entries of this job's holder id that belong to

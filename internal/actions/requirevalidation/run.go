@@ -8,7 +8,6 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/validation"
 )
 
@@ -27,26 +26,23 @@ func (e *UnsafeError) Error() string { return e.Verdict.Message() }
 // ReasonCode returns the verdict's reason (the first rule broken).
 func (e *UnsafeError) ReasonCode() string { return e.Verdict.Reason }
 
-// Run is the require-unity-validation action.
-func Run(_ context.Context, deps Deps) error {
-	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	if err := a.RequireOutputFile(); err != nil {
+// Run is the require-unity-validation action: LoadSettings, then Execute.
+func Run(ctx context.Context, deps Deps) error {
+	s, err := LoadSettings(deps.Getenv)
+	if err != nil {
 		return err
 	}
+	return Execute(ctx, s, deps)
+}
+
+// Execute is the action's core over settled settings: validation-safe=false
+// first, then the verdict, the summary and (safe only) validation-safe=true.
+func Execute(_ context.Context, s Settings, deps Deps) error {
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
 	if err := a.SetOutput(OutputValidationSafe, "false"); err != nil {
 		return err
 	}
-	in := validation.Inputs{
-		StaticValidation: jsinput.Input(a, validation.InputStaticValidation),
-		Classifier:       jsinput.Input(a, validation.InputClassifier),
-		UnityRequired:    jsinput.Input(a, validation.InputUnityRequired),
-		TrustedRevision:  jsinput.Input(a, validation.InputTrustedRevision),
-		Preflight:        jsinput.Input(a, validation.InputPreflight),
-		Unity:            jsinput.Input(a, validation.InputUnity),
-		Fallback:         jsinput.Input(a, validation.InputFallback),
-		FallbackCleanup:  jsinput.Input(a, validation.InputFallbackCleanup),
-	}
+	in := s.Inputs
 	v := validation.EvaluateValidation(in)
 	summary(a, in, v)
 	if !v.Safe {

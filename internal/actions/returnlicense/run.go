@@ -10,15 +10,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/jsstr"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/jsinput"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/editor"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/evidence"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/fileid"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/proc"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/unity/returncmd"
@@ -97,19 +96,19 @@ func Run(ctx context.Context, deps Deps) error {
 	if deps.Verifier == nil {
 		deps.Verifier = signature.ForPlatform(deps.GOOS)
 	}
-	a := actionio.New(deps.Getenv, deps.Stdout)
+	a := edgesettings.IO(deps.Getenv, deps.Stdout)
+	st, serr := LoadSettings(deps.Getenv)
 	// 1. Mask first: nothing below may print a credential, but the runner's
 	// masking is the backstop.
-	email, password := jsinput.Input(a, InputUnityEmail), jsinput.Input(a, InputUnityPassword)
-	maskOnce(a, a.RawInput(InputUnityEmail), email, a.RawInput(InputUnityPassword), password)
+	maskOnce(a, st.Masks...)
 	// 2. Pessimistic outputs before any check.
 	if err := setAll(a, OutputReturnCommandCompleted, "false", OutputEvidenceCaptureComplete, "false"); err != nil {
 		return err
 	}
-	ev, err := evidencePaths(a)
-	if err != nil {
-		return err
+	if !st.evidenceOK {
+		return serr
 	}
+	ev := st.Evidence
 	if err := a.SetOutput(OutputReturnLogPath, ev.log); err != nil {
 		return err
 	}
@@ -117,10 +116,10 @@ func Run(ctx context.Context, deps Deps) error {
 	if err := checkPlatform(deps.GOOS); err != nil {
 		return err
 	}
-	in, err := readInputs(a, email, password)
-	if err != nil {
-		return err
+	if serr != nil {
+		return serr
 	}
+	in := st.Inputs
 	// 4. Editor path, derived only.
 	editorPath, err := editor.ManagedPath(filepath.Join(in.toolCache, editor.ToolCacheDir), in.version, in.layout, deps.GOOS)
 	if err != nil {
@@ -138,12 +137,13 @@ func Run(ctx context.Context, deps Deps) error {
 		return err
 	}
 	defer verified.Close()
-	// 6. Evidence directory, command, evidence.
+	// 6. Evidence directory, command, evidence. The command's environment
+	// is the runner's (returncmd derives the child's from it).
 	if err := returncmd.PrepareDir(ev.runnerTemp, ev.dir); err != nil {
 		return err
 	}
 	a.Group("Returning the Unity license")
-	out, err := returncmd.Run(ctx, editorPath, in.email, in.password, deps.Getenv, ev.runnerTemp, deps.After)
+	out, err := returncmd.RunWith(ctx, editorPath, in.email, in.password, st.EditorEnv, ev.runnerTemp, deps.After)
 	a.EndGroup()
 	if err != nil {
 		return err
@@ -254,66 +254,4 @@ func summarize(a *actionio.IO, editorPath, thumbprint, logPath string, o returnc
 		rows = append(rows, actionkit.Row{Field: "Evidence SHA-256", Value: markdown.Code(e.Digest)})
 	}
 	_ = a.Summary(actionkit.Table("Unity license return", rows))
-}
-
-// paths of this step's evidence.
-type paths struct{ runnerTemp, dir, log string }
-
-// evidencePaths validates what the evidence path is made of: RUNNER_TEMP
-// (absolute), GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT (^[1-9][0-9]*$) and
-// evidence-suffix.
-func evidencePaths(a *actionio.IO) (paths, error) {
-	temp := a.Getenv("RUNNER_TEMP")
-	if temp == "" || !filepath.IsAbs(temp) {
-		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "RUNNER_TEMP must be set to an absolute path"}
-	}
-	runID, attempt := a.Getenv("GITHUB_RUN_ID"), a.Getenv("GITHUB_RUN_ATTEMPT")
-	if !evidence.ValidRunNumber(runID) || !evidence.ValidRunNumber(attempt) {
-		return paths{}, &RefusalError{Code: CodeRunnerEnvironment, Message: "GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT must match ^[1-9][0-9]*$"}
-	}
-	suffix := jsinput.Input(a, InputEvidenceSuffix)
-	if suffix == "" {
-		suffix = evidence.DefaultSuffix
-	}
-	if !evidence.ValidSuffix(suffix) {
-		return paths{}, &actionio.InputError{Input: InputEvidenceSuffix, Code: actionio.CodePatternMismatch, Message: "must match " + evidence.SuffixPattern}
-	}
-	temp = filepath.Clean(temp)
-	dir := filepath.Join(temp, evidence.DirName(runID, attempt, suffix))
-	return paths{runnerTemp: temp, dir: dir, log: filepath.Join(dir, evidence.LogFileName)}, nil
-}
-
-type inputs struct {
-	version, toolCache, email, password string
-	layout                              editor.Layout
-}
-
-func readInputs(a *actionio.IO, email, password string) (inputs, error) {
-	var in inputs
-	var err error
-	if in.version, err = jsinput.Pattern(a, InputUnityVersion, "", editor.ReturnVersionRE); err != nil {
-		return in, err
-	}
-	if in.toolCache, err = jsinput.Required(a, InputToolCache); err != nil {
-		return in, err
-	}
-	if !filepath.IsAbs(in.toolCache) {
-		return in, &actionio.InputError{Input: InputToolCache, Code: actionio.CodePatternMismatch, Message: "must be an absolute path (use ${{ runner.tool_cache }})"}
-	}
-	layout := jsinput.Input(a, InputEditorLayout)
-	if layout == "" {
-		layout = string(editor.LayoutCanonical)
-	}
-	var ok bool
-	if in.layout, ok = editor.ParseLayout(layout); !ok {
-		return in, &actionio.InputError{Input: InputEditorLayout, Code: actionio.CodePatternMismatch, Message: "must be canonical or ci-managed-alternate"}
-	}
-	if email == "" {
-		return in, &actionio.InputError{Input: InputUnityEmail, Code: actionio.CodeRequired, Message: "is required"}
-	}
-	if password == "" {
-		return in, &actionio.InputError{Input: InputUnityPassword, Code: actionio.CodeRequired, Message: "is required"}
-	}
-	in.email, in.password = email, password
-	return in, nil
 }

@@ -20,27 +20,25 @@ const (
 	OutputPasswordPresent = "password-present"
 )
 
-// Run is the validate-unity-license action. The three presence booleans
-// are written first; then the activation mode, the licensing server and the
-// missing values are checked, in that order. No value is ever logged,
-// written or measured.
-func Run(_ context.Context, deps Deps) error {
-	d := deps.WithDefaults()
-	a := actionio.New(d.Getenv, d.Stdout)
-	if err := a.RequireOutputFile(); err != nil {
+// Run is the validate-unity-license action: LoadSettings, then Execute.
+func Run(ctx context.Context, deps Deps) error {
+	s, err := LoadSettings(deps.Getenv)
+	if err != nil {
 		return err
 	}
-	for _, name := range []string{validation.EnvSerial, validation.EnvEmail, validation.EnvPassword} {
-		if v := a.Getenv(name); validation.Present(v) {
-			a.Mask(v) // defense in depth: the runner masks secrets, but not a value that arrived otherwise
-		}
+	return Execute(ctx, s, deps)
+}
+
+// Execute is the action's core over settled settings. The three presence
+// booleans are written first; then the activation mode, the licensing
+// server and the missing values are checked, in that order. No value is
+// ever logged, written or measured.
+func Execute(_ context.Context, s Settings, deps Deps) error {
+	a := actionio.New(s.Files.Getenv, deps.Stdout)
+	for _, v := range s.Secrets {
+		a.Mask(v) // defense in depth: the runner masks secrets, but not a value that arrived otherwise
 	}
-	p := validation.LicensePresence{
-		Serial:          validation.Present(a.Getenv(validation.EnvSerial)),
-		Email:           validation.Present(a.Getenv(validation.EnvEmail)),
-		Password:        validation.Present(a.Getenv(validation.EnvPassword)),
-		LicensingServer: validation.Present(a.Getenv(validation.EnvLicensingServer)),
-	}
+	p := s.Presence
 	for _, o := range []struct {
 		name    string
 		present bool
@@ -49,7 +47,7 @@ func Run(_ context.Context, deps Deps) error {
 			return err
 		}
 	}
-	if err := validation.CheckLicense(a.RawInput(InputActivationMode), p); err != nil {
+	if err := validation.CheckLicense(s.RawActivationMode, p); err != nil {
 		return err
 	}
 	a.Notice("Unity license secrets are present for serial activation (UNITY_SERIAL, UNITY_EMAIL, UNITY_PASSWORD); no licensing server is configured.")

@@ -42,11 +42,11 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
 
 // Issue identity and defaults (spec §4.5, operations facts: delivery
@@ -130,15 +130,25 @@ type Config struct {
 
 var workflowRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml$`)
 
-// Validate checks the configuration.
+// Validate checks the configuration (the first problem; LoadSettings lists
+// them all).
 func (c Config) Validate() error {
-	if !workflowRE.MatchString(c.Workflow) {
-		return fmt.Errorf("%w: --workflow %q must be a workflow file name like reap-stale-locks.yml", monitor.ErrUsage, c.Workflow)
-	}
-	if c.MaxDeliveryDelay <= 0 || c.MaxRunDuration <= 0 {
-		return fmt.Errorf("%w: --max-delivery-delay and --max-run-duration must be positive", monitor.ErrUsage)
+	var p edgesettings.Problems
+	c.problems(&p)
+	if err := p.Err(); err != nil {
+		return err.(*edgesettings.Error).Problems[0]
 	}
 	return nil
+}
+
+// problems adds every configuration problem to p.
+func (c Config) problems(p *edgesettings.Problems) {
+	if !workflowRE.MatchString(c.Workflow) {
+		p.Add(fmt.Errorf("%w: --workflow %q must be a workflow file name like reap-stale-locks.yml", monitor.ErrUsage, c.Workflow))
+	}
+	if c.MaxDeliveryDelay <= 0 || c.MaxRunDuration <= 0 {
+		p.Add(fmt.Errorf("%w: --max-delivery-delay and --max-run-duration must be positive", monitor.ErrUsage))
+	}
 }
 
 // Verdict is a classification with its evidence.
@@ -316,7 +326,7 @@ type Report struct {
 type Auditor struct {
 	cfg    Config
 	gh     *ghclient.Client
-	issues *githubissue.Client
+	issues *monitor.IssueSync
 	now    func() time.Time
 }
 
@@ -328,8 +338,7 @@ func New(cfg Config, gh *ghclient.Client, issueOpts githubissue.Options, now fun
 	if cfg.ServerURL == "" {
 		cfg.ServerURL = monitor.DefaultServerURL
 	}
-	issueOpts.Client, issueOpts.Owner, issueOpts.Repo = gh, cfg.Owner, cfg.Repo
-	ic, err := githubissue.New(issueOpts)
+	ic, err := monitor.NewIssueSync(gh, cfg.Owner, cfg.Repo, issueOpts, "delivery issue")
 	if err != nil {
 		return nil, err
 	}
@@ -354,10 +363,7 @@ func (a *Auditor) Run(ctx context.Context) (Report, error) {
 		spec.State = githubissue.Closed
 	}
 	res, err := a.issues.Sync(ctx, spec)
-	if err != nil {
-		return Report{Verdict: v, Sync: res}, fmt.Errorf("sync delivery issue: %w", err)
-	}
-	return Report{Verdict: v, Sync: res}, nil
+	return Report{Verdict: v, Sync: res}, err
 }
 
 func (a *Auditor) list(ctx context.Context) ([]Run, error) {
@@ -393,74 +399,49 @@ func (a *Auditor) list(ctx context.Context) ([]Run, error) {
 
 // Main is the reaper-delivery-audit command: flags --workflow,
 // --max-delivery-delay, --max-run-duration and --repo (default
-// GITHUB_REPOSITORY). Errors are also reported as ::error:: workflow
-// commands; the returned error decides the exit code (monitor.ExitCode). A
-// known unhealthy state is not an error once the issue is synced.
+// GITHUB_REPOSITORY), read with the environment once by LoadSettings.
+// Errors are also reported as ::error:: workflow commands; the returned
+// error decides the exit code (monitor.ExitCode). A known unhealthy state
+// is not an error once the issue is synced.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
 	err := run(ctx, args, getenv, stdout, stderr, deps)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
-		actionio.New(getenv, stdout).Error("Reaper delivery audit: " + err.Error())
+		monitor.Commands(stdout).Error("Reaper delivery audit: " + err.Error())
 		fmt.Fprintln(stderr, "reaper-delivery-audit:", actionio.EscapeData(err.Error()))
 	}
 	return err
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
-	fs := flag.NewFlagSet("reaper-delivery-audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	workflow := fs.String("workflow", DefaultWorkflow, "the scheduled reaper's workflow file")
-	delay := fs.Duration("max-delivery-delay", DefaultMaxDeliveryDelay, "newest scheduled run must be younger than this")
-	duration := fs.Duration("max-run-duration", DefaultMaxRunDuration, "no scheduled run may stay active longer than this")
-	repo := fs.String("repo", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
-	budget := fs.Int(monitor.FlagRequestBudget, 0, fmt.Sprintf("request budget of this run, %d-%d (default $%s, else %d)",
-		monitor.MinRequestBudget, monitor.MaxRequestBudget, requestbudget.EnvRequestBudget, monitor.DefaultRequestBudget))
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", monitor.ErrUsage, fs.Args())
-	}
-	env, err := monitor.ReadEnv(getenv)
+	s, err := LoadSettings(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	if *repo == "" {
-		*repo = env.Repository
-	}
-	owner, name, err := monitor.SplitRepository(*repo)
+	return Execute(ctx, s, stdout, deps)
+}
+
+// Execute is one audit over settled settings: start the run, list,
+// classify, sync the issue and print the one-line report.
+func Execute(ctx context.Context, s Settings, stdout io.Writer, deps monitor.Deps) error {
+	sess, err := monitor.Start(ctx, s.Monitor, deps, monitor.Commands(stdout).Warning)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
-	defer cancel()
-	ctx, deps, b, release, err := monitor.Budget(ctx, *budget, getenv, deps, actionio.New(getenv, stdout).Warning)
+	defer sess.Close()
+	a, err := New(s.Config, sess.GH, githubissue.Options{Clock: sess.Clock}, sess.Now)
 	if err != nil {
 		return err
 	}
-	defer release()
-	clk := deps.ClockOrReal()
-	gh, err := monitor.NewClient(ctx, env, deps, actionio.New(getenv, stdout).Warning)
+	rep, err := a.Run(sess.Ctx)
 	if err != nil {
-		return err
+		return sess.Budget.Explain(sess.Ctx, monitor.CodeRequestBudgetSpent, err)
 	}
-	a, err := New(Config{Owner: owner, Repo: name, Workflow: *workflow, MaxDeliveryDelay: *delay, MaxRunDuration: *duration,
-		ServerURL: env.ServerURL}, gh, githubissue.Options{Clock: clk}, clk.Now)
-	if err != nil {
-		return err
-	}
-	rep, err := a.Run(ctx)
-	if err != nil {
-		return b.Explain(ctx, monitor.CodeRequestBudgetSpent, err)
-	}
-	line := fmt.Sprintf("reaper-delivery-audit: workflow=%s classification=%s", *workflow, rep.Classification)
+	line := fmt.Sprintf("reaper-delivery-audit: workflow=%s classification=%s", s.Config.Workflow, rep.Classification)
 	if rep.Subject != nil {
-		line += fmt.Sprintf(" run=%d age=%s", rep.Subject.ID, lockview.Duration(clk.Now().Sub(rep.Subject.CreatedAt)))
+		line += fmt.Sprintf(" run=%d age=%s", rep.Subject.ID, lockview.Duration(sess.Now().Sub(rep.Subject.CreatedAt)))
 	}
 	line += " issue=" + string(rep.Sync.Action)
 	if rep.Sync.Issue != nil {

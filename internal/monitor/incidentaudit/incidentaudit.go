@@ -39,13 +39,13 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockview"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/markdown"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/requestbudget"
 )
 
 // Alert identity (spec §4.5).
@@ -119,18 +119,28 @@ type Config struct {
 	ServerURL string
 }
 
-// Validate checks the flag patterns.
+// Validate checks the flag patterns (the first problem; LoadSettings lists
+// them all).
 func (c Config) Validate() error {
-	if !lockRE.MatchString(c.Lock) {
-		return fmt.Errorf("%w: --lock %q must match %s", monitor.ErrUsage, c.Lock, lockRE)
-	}
-	if !refRE.MatchString(c.StateRef) || strings.Contains(c.StateRef, "..") || strings.Contains(c.StateRef, "//") {
-		return fmt.Errorf("%w: --state-ref %q must match %s without .. or //", monitor.ErrUsage, c.StateRef, refRE)
-	}
-	if _, err := lockstate.ServerOrigin(c.ServerURL); err != nil {
-		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
+	var p edgesettings.Problems
+	c.problems(&p)
+	if err := p.Err(); err != nil {
+		return err.(*edgesettings.Error).Problems[0]
 	}
 	return nil
+}
+
+// problems adds every configuration problem to p.
+func (c Config) problems(p *edgesettings.Problems) {
+	if !lockRE.MatchString(c.Lock) {
+		p.Add(fmt.Errorf("%w: --lock %q must match %s", monitor.ErrUsage, c.Lock, lockRE))
+	}
+	if !refRE.MatchString(c.StateRef) || strings.Contains(c.StateRef, "..") || strings.Contains(c.StateRef, "//") {
+		p.Add(fmt.Errorf("%w: --state-ref %q must match %s without .. or //", monitor.ErrUsage, c.StateRef, refRE))
+	}
+	if _, err := lockstate.ServerOrigin(c.ServerURL); err != nil {
+		p.Add(fmt.Errorf("%w: %v", monitor.ErrUsage, err))
+	}
 }
 
 // StatePath is the state file's path in the repository.
@@ -270,7 +280,7 @@ func AlertBody(cfg Config, inc *lockstate.Incident) string {
 type Auditor struct {
 	cfg    Config
 	gh     *ghclient.Client
-	issues *githubissue.Client
+	issues *monitor.IssueSync
 }
 
 // New returns an Auditor. issueOpts may be zero; its Client, Owner and Repo
@@ -279,8 +289,7 @@ func New(cfg Config, gh *ghclient.Client, issueOpts githubissue.Options) (*Audit
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	issueOpts.Client, issueOpts.Owner, issueOpts.Repo = gh, cfg.Owner, cfg.Repo
-	ic, err := githubissue.New(issueOpts)
+	ic, err := monitor.NewIssueSync(gh, cfg.Owner, cfg.Repo, issueOpts, "incident alert")
 	if err != nil {
 		return nil, err
 	}
@@ -305,10 +314,7 @@ func (a *Auditor) Run(ctx context.Context) (Report, error) {
 		spec.State, spec.PreserveBodyOnClose = githubissue.Closed, true
 	}
 	res, err := a.issues.Sync(ctx, spec)
-	if err != nil {
-		return Report{Evidence: ev, Sync: res}, fmt.Errorf("sync incident alert: %w", err)
-	}
-	return Report{Evidence: ev, Sync: res}, nil
+	return Report{Evidence: ev, Sync: res}, err
 }
 
 // read fetches the raw state document at the configured ref.
@@ -329,14 +335,14 @@ func (a *Auditor) read(ctx context.Context) ([]byte, error) {
 }
 
 // Main is the lock-recovery-audit command: flags --lock, --state-ref and
-// --repo (default GITHUB_REPOSITORY), the environment through getenv, and
-// a report on stdout. Errors are also reported as ::error:: workflow
-// commands on stdout; the returned error decides the exit code
-// (monitor.ExitCode).
+// --repo (default GITHUB_REPOSITORY), read with the environment once by
+// LoadSettings, and a report on stdout. Errors are also reported as
+// ::error:: workflow commands on stdout; the returned error decides the
+// exit code (monitor.ExitCode).
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
 	err := run(ctx, args, getenv, stdout, stderr, deps)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		actionio.New(getenv, stdout).Error("Build lock incident recovery audit: " + err.Error())
+		monitor.Commands(stdout).Error("Build lock incident recovery audit: " + err.Error())
 		fmt.Fprintln(stderr, "lock-recovery-audit:", actionio.EscapeData(err.Error()))
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -346,59 +352,30 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
-	fs := flag.NewFlagSet("lock-recovery-audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	lock := fs.String("lock", "", "lock name (default $BUILD_LOCK_NAME; one of them is required)")
-	ref := fs.String("state-ref", DefaultStateRef, "branch or ref that holds locks/<lock>.json")
-	repo := fs.String("repo", "", "lock repository owner/name (default $GITHUB_REPOSITORY)")
-	budget := fs.Int(monitor.FlagRequestBudget, 0, fmt.Sprintf("request budget of this run, %d-%d (default $%s, else %d)",
-		monitor.MinRequestBudget, monitor.MaxRequestBudget, requestbudget.EnvRequestBudget, monitor.DefaultRequestBudget))
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", monitor.ErrUsage, fs.Args())
-	}
-	if *lock == "" {
-		// The workflow passes the repository variable through the
-		// environment, so no expression is expanded inside run:.
-		*lock = strings.TrimSpace(getenv("BUILD_LOCK_NAME"))
-	}
-	env, err := monitor.ReadEnv(getenv)
+	s, err := LoadSettings(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	if *repo == "" {
-		*repo = env.Repository
-	}
-	owner, name, err := monitor.SplitRepository(*repo)
+	return Execute(ctx, s, stdout, deps)
+}
+
+// Execute is one audit over settled settings: start the run, read,
+// classify, sync the alert and print the one-line report.
+func Execute(ctx context.Context, s Settings, stdout io.Writer, deps monitor.Deps) error {
+	sess, err := monitor.Start(ctx, s.Monitor, deps, monitor.Commands(stdout).Warning)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
-	defer cancel()
-	ctx, deps, b, release, err := monitor.Budget(ctx, *budget, getenv, deps, actionio.New(getenv, stdout).Warning)
+	defer sess.Close()
+	a, err := New(s.Config, sess.GH, githubissue.Options{Clock: sess.Clock})
 	if err != nil {
 		return err
 	}
-	defer release()
-	gh, err := monitor.NewClient(ctx, env, deps, actionio.New(getenv, stdout).Warning)
+	rep, err := a.Run(sess.Ctx)
 	if err != nil {
-		return err
+		return sess.Budget.Explain(sess.Ctx, monitor.CodeRequestBudgetSpent, err)
 	}
-	a, err := New(Config{Lock: *lock, StateRef: *ref, Owner: owner, Repo: name, ServerURL: env.ServerURL}, gh,
-		githubissue.Options{Clock: deps.ClockOrReal()})
-	if err != nil {
-		return err
-	}
-	rep, err := a.Run(ctx)
-	if err != nil {
-		return b.Explain(ctx, monitor.CodeRequestBudgetSpent, err)
-	}
-	line := fmt.Sprintf("lock-recovery-audit: lock=%s ref=%s schema=%d classification=%s", *lock, *ref, rep.SchemaVersion, rep.Classification)
+	line := fmt.Sprintf("lock-recovery-audit: lock=%s ref=%s schema=%d classification=%s", s.Config.Lock, s.Config.StateRef, rep.SchemaVersion, rep.Classification)
 	if rep.Incident != nil {
 		line += " incident=" + rep.Incident.IncidentID
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/githubissue"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy/registry"
 )
@@ -65,15 +65,16 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return fmt.Errorf("%w: a command is required", monitor.ErrUsage)
 	}
 	var err error
+	s, a := LoadSettings(getenv), edgesettings.IO(getenv, stdout)
 	switch args[0] {
 	case "audit":
-		err = runAudit(ctx, args[1:], getenv, stdout, stderr, deps)
+		err = runAudit(ctx, args[1:], s, a, stdout, stderr, deps)
 	case "sync-issue":
-		err = runSync(ctx, args[1:], getenv, stdout, stderr, deps)
+		err = runSync(ctx, args[1:], s, a, stdout, stderr, deps)
 	case "validate-registry":
-		err = runValidate(args[1:], getenv, stdout, stderr)
+		err = runValidate(args[1:], s, stdout, stderr)
 	case "onboard":
-		err = runOnboard(ctx, args[1:], getenv, stdout, stderr, deps)
+		err = runOnboard(ctx, args[1:], s, a, stdout, stderr, deps)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -85,7 +86,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return nil
 	}
 	if err != nil && !errors.Is(err, ErrDrift) {
-		actionio.New(getenv, stdout).Error("Organization Unity enrollment: " + err.Error())
+		a.Error("Organization Unity enrollment: " + err.Error())
 		fmt.Fprintln(stderr, "audit-enrollment:", err)
 	}
 	return err
@@ -104,28 +105,34 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// lockEnv reads the workflow environment and the lock repository
-// (--lock-repository, default GITHUB_REPOSITORY).
-func lockEnv(getenv func(string) string, repo string) (env monitor.Env, owner, name, lockRepository string, err error) {
-	if env, err = monitor.ReadEnv(getenv); err != nil {
-		return env, "", "", "", err
+// lockEnv returns the workflow environment and the lock repository
+// (--lock-repository, default GITHUB_REPOSITORY). With withReader, the
+// reader App's credentials are required too, and every problem is
+// reported at once.
+func lockEnv(s Settings, repo string, withReader bool) (env monitor.Env, owner, name, lockRepository string, err error) {
+	var problems []error
+	if s.EnvErr != nil {
+		problems = append(problems, s.EnvErr)
+	} else {
+		if repo == "" {
+			repo = s.Env.Repository
+		}
+		if owner, name, err = monitor.SplitRepository(repo); err != nil {
+			problems = append(problems, err)
+		}
 	}
-	if repo == "" {
-		repo = env.Repository
+	if withReader && s.ReaderErr != nil {
+		problems = append(problems, fmt.Errorf("%w: %v", monitor.ErrUsage, s.ReaderErr))
 	}
-	owner, name, err = monitor.SplitRepository(repo)
-	return env, owner, name, repo, err
+	return s.Env, owner, name, repo, errors.Join(problems...)
 }
 
 // readerFactory returns the reader App's per-repository clients: each
 // token is scoped to exactly one enrolled repository with contents: read.
-func readerFactory(ctx context.Context, getenv func(string) string, stdout io.Writer, env monitor.Env, org string, deps monitor.Deps) (ClientFor, error) {
-	creds, err := lockaction.ParseAppCredentials(actionio.New(getenv, stdout), lockaction.EnvReaderAppID, lockaction.EnvReaderAppKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", monitor.ErrUsage, err)
-	}
-	warn := actionio.New(getenv, stdout).Warning
-	mask := actionio.New(getenv, stdout).Mask
+// The App's secrets are masked in a's log first.
+func readerFactory(ctx context.Context, s Settings, a *actionio.IO, org string, deps monitor.Deps) ClientFor {
+	s.Reader.MaskIn(a)
+	creds, env := s.Reader, s.Env
 	return func(_ context.Context, repository string) (*ghclient.Client, error) {
 		_, name, ok := registry.SplitRepository(repository)
 		if !ok {
@@ -134,12 +141,12 @@ func readerFactory(ctx context.Context, getenv func(string) string, stdout io.Wr
 		return ghclient.New(ctx, ghclient.Config{
 			APIURL: env.APIURL, AppID: creds.AppID, PrivateKey: creds.PrivateKey, InstallationOwner: org,
 			TokenRepositories: []string{name}, Permissions: &github.InstallationPermissions{Contents: github.String("read")},
-			Transport: deps.Transport, Clock: deps.ClockOrReal(), Warn: warn, Mask: mask,
+			Transport: deps.Transport, Clock: deps.ClockOrReal(), Warn: a.Warning, Mask: a.Mask,
 		})
-	}, nil
+	}
 }
 
-func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
+func runAudit(ctx context.Context, args []string, s Settings, a *actionio.IO, stdout, stderr io.Writer, deps monitor.Deps) error {
 	fs := flag.NewFlagSet("audit-enrollment audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	regFile := fs.String("registry", "", "registry file (default: "+registry.Path+" on the lock repository's default branch, read through the API)")
@@ -148,14 +155,14 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	env, owner, _, lockRepository, err := lockEnv(getenv, *repo)
+	env, owner, _, lockRepository, err := lockEnv(s, *repo, true)
 	if err != nil {
 		return err
 	}
 	*repo = lockRepository
 	ctx, cancel := context.WithTimeout(ctx, DefaultOverallTimeout)
 	defer cancel()
-	a := actionio.New(getenv, stdout)
+	reader := readerFactory(ctx, s, a, owner, deps)
 	var reg *registry.Registry
 	if *regFile != "" {
 		data, err := readFile(*regFile)
@@ -173,10 +180,6 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		if reg, err = ReadRegistry(ctx, gh, *repo, ""); err != nil {
 			return err
 		}
-	}
-	reader, err := readerFactory(ctx, getenv, stdout, env, owner, deps)
-	if err != nil {
-		return err
 	}
 	clk := deps.ClockOrReal()
 	aud := &Auditor{LockRepository: *repo, Registry: reg, Reader: reader, Now: clk.Now}
@@ -207,7 +210,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
-func runSync(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
+func runSync(ctx context.Context, args []string, s Settings, a *actionio.IO, stdout, stderr io.Writer, deps monitor.Deps) error {
 	fs := flag.NewFlagSet("audit-enrollment sync-issue", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	auditFile := fs.String("audit", "", "the audit artifact written by audit --out (required)")
@@ -220,9 +223,9 @@ func runSync(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("%w: --audit is required", monitor.ErrUsage)
 	}
 	if *artifactURL == "" {
-		*artifactURL = strings.TrimSpace(getenv("ENROLLMENT_ARTIFACT_URL"))
+		*artifactURL = s.ArtifactURL
 	}
-	env, owner, name, lockRepository, err := lockEnv(getenv, *repo)
+	env, owner, name, lockRepository, err := lockEnv(s, *repo, false)
 	if err != nil {
 		return err
 	}
@@ -238,13 +241,13 @@ func runSync(ctx context.Context, args []string, getenv func(string) string, std
 	if !strings.EqualFold(art.LockRepository, *repo) {
 		return fmt.Errorf("%w: the artifact audits %s, not %s", monitor.ErrUsage, art.LockRepository, *repo)
 	}
-	link, err := ValidateArtifactURL(*artifactURL, env.ServerURL, *repo, strings.TrimSpace(getenv("GITHUB_RUN_ID")))
+	link, err := ValidateArtifactURL(*artifactURL, env.ServerURL, *repo, s.RunID)
 	if err != nil {
 		return fmt.Errorf("%w: %v", monitor.ErrUsage, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
 	defer cancel()
-	gh, err := monitor.NewClient(ctx, env, deps, actionio.New(getenv, stdout).Warning)
+	gh, err := monitor.NewClient(ctx, env, deps, a.Warning)
 	if err != nil {
 		return err
 	}
@@ -253,8 +256,8 @@ func runSync(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	docs := strings.TrimRight(env.ServerURL, "/") + "/" + *repo + "/blob/HEAD/docs/enrollment.md"
-	s := &IssueSyncer{Issues: ic, GitHub: gh, Owner: owner, Repo: name}
-	res, err := s.Sync(ctx, RenderBody(art, link, docs), art.Clean())
+	syncer := &IssueSyncer{Issues: ic, GitHub: gh, Owner: owner, Repo: name}
+	res, err := syncer.Sync(ctx, RenderBody(art, link, docs), art.Clean())
 	if err != nil {
 		return fmt.Errorf("sync the drift issue: %w", err)
 	}
@@ -269,7 +272,7 @@ func runSync(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-func runValidate(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func runValidate(args []string, s Settings, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("audit-enrollment validate-registry", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	org := fs.String("organization", "", "the owner the registry must name (default: the owner of $GITHUB_REPOSITORY, if set)")
@@ -288,7 +291,7 @@ func runValidate(args []string, getenv func(string) string, stdout, stderr io.Wr
 		return fmt.Errorf("%w: at most one registry file", monitor.ErrUsage)
 	}
 	if *org == "" {
-		if o, _, ok := strings.Cut(strings.TrimSpace(getenv("GITHUB_REPOSITORY")), "/"); ok {
+		if o, _, ok := strings.Cut(s.Repository, "/"); ok {
 			*org = o
 		}
 	}
@@ -304,7 +307,7 @@ func runValidate(args []string, getenv func(string) string, stdout, stderr io.Wr
 	return nil
 }
 
-func runOnboard(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, deps monitor.Deps) error {
+func runOnboard(ctx context.Context, args []string, s Settings, a *actionio.IO, stdout, stderr io.Writer, deps monitor.Deps) error {
 	fs := flag.NewFlagSet("audit-enrollment onboard", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var req Request
@@ -337,7 +340,7 @@ func runOnboard(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fromEnv := func(v *string, name string) {
 		if *v == "" {
-			*v = strings.TrimSpace(getenv(name))
+			*v = s.Onboard[name]
 		}
 	}
 	fromEnv(&req.Repository, "ENROLLMENT_REPOSITORY")
@@ -355,19 +358,15 @@ func runOnboard(ctx context.Context, args []string, getenv func(string) string, 
 	if req.Repository == "" {
 		return fmt.Errorf("%w: --repository is required", monitor.ErrUsage)
 	}
-	env, owner, _, lockRepository, err := lockEnv(getenv, *repo)
+	env, owner, _, lockRepository, err := lockEnv(s, *repo, true)
 	if err != nil {
 		return err
 	}
 	*repo = lockRepository
 	ctx, cancel := context.WithTimeout(ctx, monitor.DefaultOverallTimeout)
 	defer cancel()
-	a := actionio.New(getenv, stdout)
+	reader := readerFactory(ctx, s, a, owner, deps)
 	gh, err := monitor.NewClient(ctx, env, deps, a.Warning)
-	if err != nil {
-		return err
-	}
-	reader, err := readerFactory(ctx, getenv, stdout, env, owner, deps)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestInputsAreTrimmedAsJavaScriptTrims(t *testing.T) {
 	})
 	assert.Equal(t, "yes", jsinput.Input(a, "bom"), "U+FEFF is JavaScript whitespace")
 	assert.Equal(t, "\u0085yes", jsinput.Input(a, "nel"), "U+0085 is not")
-	assert.Equal(t, "/tmp", jsinput.Env(a, "X"))
+	assert.Equal(t, "/tmp", jsinput.Value(a.Getenv("X")))
 	_, err := jsinput.Required(a, "blank")
 	var ie *actionio.InputError
 	require.ErrorAs(t, err, &ie)

@@ -45,11 +45,30 @@ func Args(email, password string) []string {
 		"-username", email, "-password", password, "-logFile", "-"}
 }
 
-// Env returns the editor's environment: the allowlisted variables that are
-// set (read through getenv, which is case-insensitive on Windows), then the
-// forced SystemDrive=C:, SystemRoot=C:\Windows, windir=C:\Windows and
+// Passed are the allowlisted variables' values as the runner set them
+// (EnvAllowlist name → value; an unset or empty one is absent), read once
+// by the return action's settings constructor (AllowlistedValues). The
+// return command reads no environment of its own.
+type Passed map[string]string
+
+// AllowlistedValues reads the EnvAllowlist variables through getenv (which
+// is case-insensitive on Windows). Call it only from a settings
+// constructor, at the edge.
+func AllowlistedValues(getenv func(string) string) Passed {
+	p := Passed{}
+	for _, name := range EnvAllowlist {
+		if v := getenv(name); v != "" {
+			p[name] = v
+		}
+	}
+	return p
+}
+
+// EditorEnv returns the editor's environment: the allowlisted variables
+// that are set in passed, in EnvAllowlist order, then the forced
+// SystemDrive=C:, SystemRoot=C:\Windows, windir=C:\Windows and
 // TEMP=TMP=runnerTemp.
-func Env(getenv func(string) string, runnerTemp string) []string {
+func EditorEnv(passed Passed, runnerTemp string) []string {
 	forced := [][2]string{{"SystemDrive", `C:`}, {"SystemRoot", `C:\Windows`}, {"windir", `C:\Windows`}, {"TEMP", runnerTemp}, {"TMP", runnerTemp}}
 	isForced := func(name string) bool {
 		for _, f := range forced {
@@ -64,7 +83,7 @@ func Env(getenv func(string) string, runnerTemp string) []string {
 		if isForced(name) {
 			continue
 		}
-		if v := getenv(name); v != "" {
+		if v := passed[name]; v != "" {
 			env = append(env, name+"="+v)
 		}
 	}
@@ -95,10 +114,11 @@ type Outcome struct {
 	Output []byte
 }
 
-// Run runs the return command for the editor at path.
-func Run(ctx context.Context, editorPath, email, password string, getenv func(string) string, runnerTemp string, after proc.After) (Outcome, error) {
+// RunWith runs the return command for the editor at path with the
+// allowlisted variables in passed (read once at the edge).
+func RunWith(ctx context.Context, editorPath, email, password string, passed Passed, runnerTemp string, after proc.After) (Outcome, error) {
 	res, err := proc.Run(ctx, proc.Spec{
-		Path: editorPath, Args: Args(email, password), Env: Env(getenv, runnerTemp), Dir: runnerTemp,
+		Path: editorPath, Args: Args(email, password), Env: EditorEnv(passed, runnerTemp), Dir: runnerTemp,
 		Timeout: Timeout, Grace: Grace, OutputCap: OutputCap,
 	}, after)
 	if err != nil {

@@ -27,7 +27,7 @@ func TestEnvIsAllowlistedThenForced(t *testing.T) {
 		"APPDATA": `C:\Users\r\AppData\Roaming`, "USERNAME": "runner", "SystemRoot": `D:\Win`, "windir": `D:\Win`,
 		"PATH": `C:\bin`, "UNITY_PASSWORD": "secret", "GITHUB_TOKEN": "ghs_x", "TEMP": `C:\elsewhere`,
 	}
-	env := returncmd.Env(func(k string) string { return host[k] }, `C:\runner\_temp`)
+	env := returncmd.EditorEnv(returncmd.AllowlistedValues(func(k string) string { return host[k] }), `C:\runner\_temp`)
 	assert.Equal(t, []string{
 		`APPDATA=C:\Users\r\AppData\Roaming`, "USERNAME=runner",
 		"SystemDrive=C:", `SystemRoot=C:\Windows`, `windir=C:\Windows`, `TEMP=C:\runner\_temp`, `TMP=C:\runner\_temp`,

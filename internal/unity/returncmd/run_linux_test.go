@@ -30,7 +30,7 @@ func TestRunAgainstTheFakeEditor(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
 		t.Parallel()
 		temp := t.TempDir()
-		o, err := returncmd.Run(context.Background(), editorPath, "clean@studio.test", "pw-Clean-1", getenv, temp, neverFires)
+		o, err := returncmd.RunWith(context.Background(), editorPath, "clean@studio.test", "pw-Clean-1", returncmd.AllowlistedValues(getenv), temp, neverFires)
 		require.NoError(t, err)
 		assert.True(t, o.Completed)
 		assert.True(t, o.OutputComplete)
@@ -38,7 +38,7 @@ func TestRunAgainstTheFakeEditor(t *testing.T) {
 		inv, err := fakeeditor.ReadInvocation(temp)
 		require.NoError(t, err)
 		assert.Equal(t, returncmd.Args("clean@studio.test", "pw-Clean-1"), inv.Args)
-		assert.ElementsMatch(t, returncmd.Env(getenv, temp), inv.Env)
+		assert.ElementsMatch(t, returncmd.EditorEnv(returncmd.AllowlistedValues(getenv), temp), inv.Env)
 		for _, kv := range inv.Env {
 			assert.NotContains(t, kv, "pw-Clean-1", "credentials never reach the environment")
 			assert.False(t, strings.HasPrefix(kv, "PATH="))
@@ -47,7 +47,7 @@ func TestRunAgainstTheFakeEditor(t *testing.T) {
 	t.Run("secret printing is redacted", func(t *testing.T) {
 		t.Parallel()
 		temp := t.TempDir()
-		o, err := returncmd.Run(context.Background(), editorPath, "secret@studio.test", "S3cr3t-Pa55", getenv, temp, neverFires)
+		o, err := returncmd.RunWith(context.Background(), editorPath, "secret@studio.test", "S3cr3t-Pa55", returncmd.AllowlistedValues(getenv), temp, neverFires)
 		require.NoError(t, err)
 		require.Contains(t, string(o.Output), "S3cr3t-Pa55", "the fake printed the password")
 		p := filepath.Join(temp, "return-license.log")
@@ -62,7 +62,7 @@ func TestRunAgainstTheFakeEditor(t *testing.T) {
 	})
 	t.Run("a 30 MiB flood is capped and incomplete", func(t *testing.T) {
 		t.Parallel()
-		o, err := returncmd.Run(context.Background(), editorPath, "flood@studio.test", "pw", getenv, t.TempDir(), neverFires)
+		o, err := returncmd.RunWith(context.Background(), editorPath, "flood@studio.test", "pw", returncmd.AllowlistedValues(getenv), t.TempDir(), neverFires)
 		require.NoError(t, err)
 		assert.True(t, o.Overflow)
 		assert.False(t, o.OutputComplete)
@@ -73,7 +73,7 @@ func TestRunAgainstTheFakeEditor(t *testing.T) {
 	for _, code := range []int64{137, 143} {
 		t.Run("exit code passes through", func(t *testing.T) {
 			t.Parallel()
-			o, err := returncmd.Run(context.Background(), editorPath, "exit-"+map[int64]string{137: "137", 143: "143"}[code]+"@studio.test", "pw", getenv, t.TempDir(), neverFires)
+			o, err := returncmd.RunWith(context.Background(), editorPath, "exit-"+map[int64]string{137: "137", 143: "143"}[code]+"@studio.test", "pw", returncmd.AllowlistedValues(getenv), t.TempDir(), neverFires)
 			require.NoError(t, err)
 			assert.Equal(t, code, o.ExitCode)
 		})

@@ -1,0 +1,98 @@
+package acquire_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+)
+
+// noRequests is a transport that fails the test on any request.
+type noRequests struct {
+	t *testing.T
+	n atomic.Int64
+}
+
+func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.n.Add(1)
+	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
+	return nil, errors.New("no request may be sent")
+}
+
+// TestBadInputsAreAllReportedBeforeAnyRequest: several invalid inputs at
+// once are all listed in one error, whose reason code is the first
+// problem's; no request is sent and GITHUB_STATE is not written (the post
+// step is not registered). The output set is acquire's failure set
+// (acquired=false with the first code), as every failed acquire writes it.
+func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{
+		"BUILD_LOCK_MODE":                        acquire.ModeAcquireWithCleanup,
+		"GITHUB_ACTION_REPOSITORY":               "acme/build-lock",
+		"GITHUB_REPOSITORY":                      "acme/game",
+		"GITHUB_REPOSITORY_ID":                   "42",
+		"GITHUB_REPOSITORY_OWNER_ID":             "x7",
+		"GITHUB_OUTPUT":                          filepath.Join(dir, "output"),
+		"GITHUB_STATE":                           filepath.Join(dir, "state"),
+		"RUNNER_TEMP":                            filepath.Join(dir, "tmp"),
+		"INPUT_LOCK-NAME":                        "a..b",
+		"INPUT_TIMEOUT_MINUTES":                  "0",
+		"INPUT_POLL-SECONDS":                     "soon",
+		"INPUT_REQUIRE-RESOURCE-LIFECYCLE":       "maybe",
+		"INPUT_MINIMUM_RELEASE_COOLDOWN_SECONDS": "-1",
+		"INPUT_HOLDER-ID-SUFFIX":                 " padded",
+		lockaction.EnvAppID:                      "12",
+		"BUILD_LOCK_AUTH_GRACE_MS":               "later",
+		"INPUT_PULL_REQUEST_NUMBER":              "not-a-number",
+		"INPUT_GITHUB-TOKEN":                     "ghs_secret",
+		"INPUT_EXPECTED-HEAD-SHA":                strings.Repeat("a", 40),
+		"INPUT_LEASE-MINUTES":                    "240",
+		"INPUT_STATE-BRANCH":                     "refs/heads/main",
+		"INPUT_RUNNER-ID":                        "runner-1",
+	}
+	getenv := func(k string) string { return env[k] }
+
+	_, err := acquire.LoadSettings(getenv)
+	var se *lockaction.SettingsError
+	require.ErrorAs(t, err, &se)
+	want := []string{
+		"lock-name-pattern", "state-branch-ambiguous", "caller-ids", "input-edge-whitespace-or-newline",
+		"input-invalid-positive-integer", "input-invalid-positive-integer", "input-invalid-boolean",
+		"input-invalid-non-negative-integer", "pr-head-check-failed", "app-credentials",
+	}
+	var got []string
+	for _, p := range se.Problems {
+		got = append(got, lockaction.ReasonCode(p))
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, "lock-name-pattern", lockaction.ReasonCode(err))
+	assert.NotContains(t, err.Error(), "ghs_secret")
+
+	var out actionio.SyncBuffer
+	api := &noRequests{t: t}
+	err = acquire.Run(context.Background(), acquire.Deps{Getenv: getenv, Stdout: &out, Transport: api})
+	require.ErrorAs(t, err, &se)
+	assert.Len(t, se.Problems, len(want))
+	assert.Zero(t, api.n.Load(), "requests sent")
+	_, serr := os.Stat(env["GITHUB_STATE"])
+	assert.True(t, errors.Is(serr, os.ErrNotExist), "GITHUB_STATE written: %v", serr)
+	outputs, rerr := actionio.ReadFileCommands(env["GITHUB_OUTPUT"])
+	require.NoError(t, rerr)
+	assert.Equal(t, "false", outputs["acquired"])
+	assert.Equal(t, "lock-name-pattern", outputs["admission-result"])
+	assert.Empty(t, outputs["holder-id"])
+	assert.Contains(t, out.String(), "::add-mask::ghs_secret")
+	assert.Contains(t, out.String(), "Ignoring invalid BUILD_LOCK_AUTH_GRACE_MS")
+}
