@@ -20,8 +20,11 @@ func TestReadmeLayoutListsEveryDirectory(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "## Layout\n\n```\n")
-	require.True(t, ok, "README.md has no ## Layout code block")
+	_, section, ok := strings.Cut(string(readme), "## Layout\n")
+	require.True(t, ok, "README.md has no ## Layout section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, after, ok := strings.Cut(section, "```\n")
+	require.True(t, ok, "README.md's ## Layout section has no code block")
 	block, _, ok := strings.Cut(after, "```")
 	require.True(t, ok)
 
