@@ -232,7 +232,7 @@ func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
 
 // req is the AcquireRequest of this invocation.
 func (q *acquirer) req() lockstate.AcquireRequest {
-	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.Lease, Arrival: q.arrival}
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.Lease, Arrival: q.arrival, Labels: q.s.SeatLabels, Priority: q.s.Priority}
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)
@@ -282,6 +282,16 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	if cfg.ReleaseCooldownSeconds < q.s.MinCooldown {
 		return lockaction.Refuse("config-requirement", "acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
 			q.s.MinCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
+	}
+	// The seat request against this config (issue 25): labels some seat
+	// carries and a priority class the caller may use, refused before any
+	// write (and again on every snapshot: a reviewed config change may
+	// withdraw them while this job waits).
+	if err := lockstate.CheckLabels(cfg, q.s.SeatLabels); err != nil {
+		return err
+	}
+	if err := lockstate.CheckPriority(cfg, q.s.Caller, q.s.Priority); err != nil {
+		return err
 	}
 	q.cfg = cfg
 	return nil
