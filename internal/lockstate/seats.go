@@ -106,6 +106,23 @@ type PriorityCaller struct {
 	PullRequest bool
 }
 
+// SeatSecretSuffix is the part of a secret name that selects seat's
+// license: the name upper-cased with '.' and '-' as '_' ("pro-a-1" is
+// PRO_A_1), because GitHub secret names may hold only letters, digits and
+// underscores and are not case-sensitive. acquire outputs it as
+// seat-secret-suffix; a config whose seats share one is refused.
+func SeatSecretSuffix(seat string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '.' || r == '-':
+			return '_'
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		}
+		return r
+	}, seat)
+}
+
 // ValidSeatName reports whether v is a valid seat or label name: 1-64
 // characters of [a-z0-9._-].
 func ValidSeatName(v string) bool {
@@ -241,12 +258,16 @@ func (c Config) validateSeats() error {
 	if n := c.Seats.Len(); n > 0 && n != c.MaxHolders {
 		return bad("%d seats but maxHolders %d", n, c.MaxHolders)
 	}
-	names := map[string]bool{}
+	names, suffixes := map[string]bool{}, map[string]string{}
 	for _, s := range c.Seats.List() {
 		if !ValidSeatName(s.Name) || names[s.Name] {
 			return bad("seat name %q is invalid or repeated", clip(s.Name, 80))
 		}
 		names[s.Name] = true
+		if other, ok := suffixes[SeatSecretSuffix(s.Name)]; ok {
+			return bad("seats %s and %s have the same secret suffix %s (GitHub secret names allow only letters, digits and underscores, case-insensitively)", other, s.Name, SeatSecretSuffix(s.Name))
+		}
+		suffixes[SeatSecretSuffix(s.Name)] = s.Name
 		if len(s.Labels) == 0 || len(s.Labels) > MaxSeatLabels || !slices.IsSorted(s.Labels) || len(slices.Compact(slices.Clone(s.Labels))) != len(s.Labels) {
 			return bad("seat %s needs 1-%d sorted, unique labels", s.Name, MaxSeatLabels)
 		}

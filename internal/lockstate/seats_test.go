@@ -34,6 +34,7 @@ func TestDecodeSeatConfig(t *testing.T) {
 		{name: "upper-case name", doc: `{` + fencedFlags + `,"seats":[{"name":"A","labels":["x"]}]}`, refused: "name must be"},
 		{name: "65-char name", doc: `{` + fencedFlags + `,"seats":[{"name":"` + strings.Repeat("a", 65) + `","labels":["x"]}]}`, refused: "name must be"},
 		{name: "repeated name", doc: `{` + fencedFlags + `,"seats":[{"name":"a","labels":["x"]},{"name":"a","labels":["y"]}]}`, refused: "more than once"},
+		{name: "secret suffixes collide", doc: `{` + fencedFlags + `,"seats":[{"name":"pro-1","labels":["x"]},{"name":"pro.1","labels":["y"]}]}`, refused: "same secret suffix PRO_1"},
 		{name: "no labels", doc: `{` + fencedFlags + `,"seats":[{"name":"a","labels":[]}]}`, refused: "labels must be"},
 		{name: "17 labels", doc: `{` + fencedFlags + `,"seats":[{"name":"a","labels":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}]}`, refused: "labels must be"},
 		{name: "repeated label", doc: `{` + fencedFlags + `,"seats":[{"name":"a","labels":["x","x"]}]}`, refused: "repeats"},
@@ -191,4 +192,16 @@ func TestConfigStaysComparable(t *testing.T) {
 	assert.True(t, a == b)
 	assert.False(t, a == proPlus(2))
 	assert.Equal(t, []string{"a/b", "c/d"}, a.Priority.RepositoryList())
+}
+
+func TestSeatSecretSuffix(t *testing.T) {
+	t.Parallel()
+	for seat, want := range map[string]string{"pro-a-1": "PRO_A_1", "plus.1": "PLUS_1", "s_2": "S_2", "9": "9"} {
+		assert.Equal(t, want, SeatSecretSuffix(seat), seat)
+		assert.Regexp(t, `^[A-Z0-9_]+$`, SeatSecretSuffix(seat), "a valid GitHub secret name part")
+	}
+	cfg := DefaultConfig()
+	cfg.FencedAdmission, cfg.RunnerSerialization, cfg.ResourceLifecycle, cfg.AccountHealth = true, true, true, true
+	cfg.Seats, cfg.MaxHolders = NewSeatList([]SeatConfig{{"a-1", []string{"x"}}, {"a_1", []string{"x"}}}), 2
+	require.ErrorContains(t, cfg.validate(), "same secret suffix A_1")
 }

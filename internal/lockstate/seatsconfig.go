@@ -49,7 +49,7 @@ func decodeSeatList(v any) ([]SeatConfig, string) {
 	if !ok || len(list) == 0 || len(list) > MaxHoldersCap {
 		return nil, fmt.Sprintf("must be an array of 1 through %d seats", MaxHoldersCap)
 	}
-	names := map[string]bool{}
+	names, suffixes := map[string]bool{}, map[string]string{}
 	out := make([]SeatConfig, 0, len(list))
 	for i, item := range list {
 		m, ok := item.(map[string]any)
@@ -69,6 +69,10 @@ func decodeSeatList(v any) ([]SeatConfig, string) {
 			return nil, fmt.Sprintf("name %s appears more than once", name)
 		}
 		names[name] = true
+		if other, ok := suffixes[SeatSecretSuffix(name)]; ok {
+			return nil, fmt.Sprintf("names %s and %s select the same secret suffix %s (GitHub secret names hold only letters, digits and underscores, case-insensitively)", other, name, SeatSecretSuffix(name))
+		}
+		suffixes[SeatSecretSuffix(name)] = name
 		raw, ok := m["labels"].([]any)
 		if !ok || len(raw) == 0 || len(raw) > MaxSeatLabels {
 			return nil, fmt.Sprintf("seat %s labels must be an array of 1 through %d labels", name, MaxSeatLabels)

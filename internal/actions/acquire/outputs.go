@@ -36,6 +36,11 @@ const (
 	// names no seats, or the run holds none).
 	OutputSeat       = "seat"
 	OutputSeatLabels = "seat-labels"
+	// OutputSeatSecretSuffix is the seat as a secret-name part
+	// (lockstate.SeatSecretSuffix: PRO_A_1 for pro-a-1), for
+	// secrets[format('UNITY_SERIAL_{0}', ...)]: GitHub secret names hold
+	// only letters, digits and underscores.
+	OutputSeatSecretSuffix = "seat-secret-suffix"
 )
 
 // admission-result values (spec §1.2).
@@ -94,6 +99,7 @@ func (q *acquirer) report(o outcome) error {
 		{OutputFencingToken, fencing},
 		{OutputSeat, o.seat},
 		{OutputSeatLabels, q.seatLabels(o.seat)},
+		{OutputSeatSecretSuffix, seatSecretSuffix(o.seat)},
 	}
 	err := q.a.SetOutputs(outs)
 	q.reported = true
@@ -112,6 +118,14 @@ func (q *acquirer) seatLabels(seat string) string {
 		return ""
 	}
 	return strings.Join(sc.Labels, ",")
+}
+
+// seatSecretSuffix is OutputSeatSecretSuffix's value ("" without a seat).
+func seatSecretSuffix(seat string) string {
+	if seat == "" {
+		return ""
+	}
+	return lockstate.SeatSecretSuffix(seat)
 }
 
 // resultCancelled is the admission-result of an acquire cancelled by the

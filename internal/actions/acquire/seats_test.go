@@ -34,6 +34,7 @@ func TestNamedSeatsLabelsAndPriorityEndToEnd(t *testing.T) {
 		require.NoError(t, run(context.Background(), pro), pro.Out.String())
 		assert.Equal(t, "pro-1", pro.Outputs()["seat"])
 		assert.Equal(t, "pro", pro.Outputs()["seat-labels"])
+		assert.Equal(t, "PRO_1", pro.Outputs()["seat-secret-suffix"])
 		assert.Contains(t, pro.Summary(), "pro-1")
 		plus := w.NewJob("plus-holder", "runner-b").Input("seat-labels", "plus")
 		require.NoError(t, run(context.Background(), plus), plus.Out.String())
