@@ -36,6 +36,13 @@ func TestSeatTables(t *testing.T) {
 	assert.Contains(t, page.String(), "<code>pro|&lt;b&gt;</code>")
 	assert.NotContains(t, page.String(), "pro|<b>")
 
+	var om bytes.Buffer
+	require.NoError(t, render.OpenMetrics(&om, r))
+	assert.Contains(t, om.String(), `buildlock_history_class_wait_seconds{lock="unity-seats",class="5",quantile="0.5"} 120`)
+	assert.Contains(t, om.String(), `buildlock_history_labels_wait_seconds_count{lock="unity-seats",labels="plus"} 0`)
+	assert.Contains(t, om.String(), `buildlock_history_named_seat_utilization_ratio{lock="unity-seats",seat="pro-a-1"} 0.5`)
+	assert.Contains(t, om.String(), `buildlock_history_named_seat_affinity_hits{lock="unity-seats",seat="pro-a-1"} 1`)
+
 	var none bytes.Buffer
 	st.Classes, st.LabelSets, st.SeatUse = nil, nil, nil
 	require.NoError(t, render.Markdown(&none, r))
