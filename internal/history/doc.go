@@ -36,9 +36,9 @@
 // seat carries the holder's labels under a config in force (seat-labels),
 // and that no admission passed a higher-class waiter the core's admission
 // plan would have seated first (priority-order); seats the config no
-// longer names drain outside the capacity. An unexplained admission is classified as
-// a skipped FIFO entry when earlier admissible waiters filled every free
-// seat; an unexplained reaper quarantine as one without proof.
+// longer names drain outside the capacity. An unexplained admission is
+// classified as a skipped FIFO entry when earlier admissible waiters filled
+// every free seat; an unexplained reaper quarantine as one without proof.
 //
 // Per commit: the author is a writer (the writer App's bot login), or an
 // operator for recovery and for the file's first version; the commit has
