@@ -43,6 +43,7 @@ lint:
 bench:
 	BENCH_JSON=$(BENCH_JSON) BENCH_OUT=$(BENCH_OUT) $(GO) test -count=1 -timeout 10m -run '^TestWorkloads$$' -v ./internal/bench
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestMultiLockBurst$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
+	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestSeatsWorkload$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
 	$(GO) run ./cmd/buildlock bench $(if $(filter 1,$(BENCH_JSON)),--json)
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestHistoryVerifyScale$$' -v ./internal/bench | grep -v -e '^=== '
 
