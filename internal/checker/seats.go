@@ -85,8 +85,16 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 	for _, h := range prev.st.Holders {
 		busy[h.RunnerID] = true
 	}
+	kept := map[string]bool{}
+	for _, r := range cur.st.Reservations {
+		kept[r.ReservationID] = true
+	}
 	for _, r := range prev.st.Reservations {
-		busy[r.RunnerID] = true
+		// A cooldown this write pruned (it had expired) no longer blocks
+		// its runner: the admission scan saw the runner free.
+		if kept[r.ReservationID] {
+			busy[r.RunnerID] = true
+		}
 	}
 	for _, h := range cur.st.Holders {
 		if _, was := prev.holders[h.HolderID]; was {

@@ -116,3 +116,37 @@ func TestCheckerCatchesOvertakeBeyondBound(t *testing.T) {
 	assert.Equal(t, 1, rep.OvertakeViolations, rep.Violations)
 	assert.Zero(t, rep.PriorityInversions)
 }
+
+// TestSeatOvertakeIgnoresPrunedCooldown: a waiter whose runner's cooldown
+// expired and was pruned by the admitting write was free, not blocked, and
+// a seat is left for it: the admission passes nobody (simulation seat seed
+// 138 of TestSeatSeeds, maxOvertakes 0).
+func TestSeatOvertakeIgnoresPrunedCooldown(t *testing.T) {
+	t.Parallel()
+	at := func(sec int, holders []lockstate.Holder, queue []lockstate.Entry, res []lockstate.Reservation) checker.Version {
+		v := version6(t, sec, holders, queue)
+		s, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: "seats"})
+		require.NoError(t, err)
+		s.Reservations = res
+		data, err := lockstate.Encode(s)
+		require.NoError(t, err)
+		v.Content = data
+		return v
+	}
+	e := entry(9, "r3")
+	cooldown := lockstate.Reservation{ReservationID: "00000000-0000-4000-8000-000000000009", HolderID: e.HolderID, Repository: e.Repository,
+		Workflow: e.Workflow, Job: e.Job, RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: "r3",
+		Reason: "release cooldown", State: lockstate.ReservationCooldown, CreatedAt: "2026-12-02T10:00:00.000Z", AvailableAt: "2026-12-02T10:00:30.000Z", Seat: "plus-1"}
+	h1 := seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1)
+	vs := []checker.Version{
+		at(0, []lockstate.Holder{h1}, []lockstate.Entry{seatWaiter(3, "r3", "", 0, 0), seatWaiter(4, "r4", "pro", 0, 0)}, []lockstate.Reservation{cooldown}),
+		// At 40 s the cooldown has expired: r4's acquire prunes it and
+		// takes pro-a-2; plus-1 is left for the waiter on r3.
+		at(40, []lockstate.Holder{h1, seatedHolder(4, "r4", "pro-a-2", "pro", 0, 2)}, []lockstate.Entry{seatWaiter(3, "r3", "", 0, 0)}, []lockstate.Reservation{}),
+	}
+	in := seatInput()
+	in.MaxOvertakes = 0
+	rep := checker.Check(vs, in)
+	assert.True(t, rep.OK(), rep.Violations)
+	assert.Zero(t, rep.MaxOvertaken)
+}
