@@ -81,6 +81,14 @@ func (x *extended) seatLeft(cur *snapshot, w lockstate.Entry) bool {
 //
 // The overtaking and priority checks need the bound (CheckOvertakes).
 func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
+	// A waiter's count ends with its queue entry (admitted, released or
+	// removed): a later entry of the same holder id (a rerun joining
+	// again) starts from 0, as its overtakes field does.
+	for id := range x.passed {
+		if _, still := cur.queued[id]; !still {
+			delete(x.passed, id)
+		}
+	}
 	busy := map[string]bool{}
 	for _, h := range prev.st.Holders {
 		busy[h.RunnerID] = true
