@@ -13,7 +13,7 @@ import (
 
 // seatSeeds are the seeds TestSeatSeeds forces onto a schema-6 lock with
 // named seats, labels and priority classes (SIM_SEAT_SEEDS=N runs N seeds
-// from 1 instead).
+// from SIM_SEAT_FIRST, default 1, instead).
 var seatSeeds = []uint64{1, 2, 3, 4, 5, 6}
 
 // TestSeatSeeds (issue 25) runs seeds whose lock names 2-4 seats with 1-2
@@ -29,9 +29,10 @@ func TestSeatSeeds(t *testing.T) {
 		seeds = seeds[:2]
 	}
 	if v, err := strconv.Atoi(os.Getenv("SIM_SEAT_SEEDS")); err == nil && v > 0 {
+		first, _ := strconv.ParseUint(os.Getenv("SIM_SEAT_FIRST"), 10, 64)
 		seeds = nil
-		for i := 1; i <= v; i++ {
-			seeds = append(seeds, uint64(i))
+		for i := range uint64(v) {
+			seeds = append(seeds, max(first, 1)+i)
 		}
 	}
 	totals := map[string]int64{}
