@@ -81,12 +81,28 @@ func (x *extended) seatLeft(cur *snapshot, w lockstate.Entry) bool {
 //
 // The overtaking and priority checks need the bound (CheckOvertakes).
 func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
+	// A waiter's count ends with its queue entry (admitted, released or
+	// removed): a later entry of the same holder id (a rerun joining
+	// again) starts from 0, as its overtakes field does.
+	for id := range x.passed {
+		if _, still := cur.queued[id]; !still {
+			delete(x.passed, id)
+		}
+	}
 	busy := map[string]bool{}
 	for _, h := range prev.st.Holders {
 		busy[h.RunnerID] = true
 	}
+	kept := map[string]bool{}
+	for _, r := range cur.st.Reservations {
+		kept[r.ReservationID] = true
+	}
 	for _, r := range prev.st.Reservations {
-		busy[r.RunnerID] = true
+		// A cooldown this write pruned (it had expired) no longer blocks
+		// its runner: the admission scan saw the runner free.
+		if kept[r.ReservationID] {
+			busy[r.RunnerID] = true
+		}
 	}
 	for _, h := range cur.st.Holders {
 		if _, was := prev.holders[h.HolderID]; was {

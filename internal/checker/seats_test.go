@@ -116,3 +116,80 @@ func TestCheckerCatchesOvertakeBeyondBound(t *testing.T) {
 	assert.Equal(t, 1, rep.OvertakeViolations, rep.Violations)
 	assert.Zero(t, rep.PriorityInversions)
 }
+
+// TestSeatOvertakeIgnoresPrunedCooldown: a waiter whose runner's cooldown
+// expired and was pruned by the admitting write was free, not blocked, and
+// a seat is left for it: the admission passes nobody (simulation seat seed
+// 138 of TestSeatSeeds, maxOvertakes 0).
+func TestSeatOvertakeIgnoresPrunedCooldown(t *testing.T) {
+	t.Parallel()
+	at := func(sec int, holders []lockstate.Holder, queue []lockstate.Entry, res []lockstate.Reservation) checker.Version {
+		v := version6(t, sec, holders, queue)
+		s, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: "seats"})
+		require.NoError(t, err)
+		s.Reservations = res
+		data, err := lockstate.Encode(s)
+		require.NoError(t, err)
+		v.Content = data
+		return v
+	}
+	e := entry(9, "r3")
+	cooldown := lockstate.Reservation{ReservationID: "00000000-0000-4000-8000-000000000009", HolderID: e.HolderID, Repository: e.Repository,
+		Workflow: e.Workflow, Job: e.Job, RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: "r3",
+		Reason: "release cooldown", State: lockstate.ReservationCooldown, CreatedAt: "2026-12-02T10:00:00.000Z", AvailableAt: "2026-12-02T10:00:30.000Z", Seat: "plus-1"}
+	h1 := seatedHolder(1, "r1", "pro-a-1", "pro", 0, 1)
+	vs := []checker.Version{
+		at(0, []lockstate.Holder{h1}, []lockstate.Entry{seatWaiter(3, "r3", "", 0, 0), seatWaiter(4, "r4", "pro", 0, 0)}, []lockstate.Reservation{cooldown}),
+		// At 40 s the cooldown has expired: r4's acquire prunes it and
+		// takes pro-a-2; plus-1 is left for the waiter on r3.
+		at(40, []lockstate.Holder{h1, seatedHolder(4, "r4", "pro-a-2", "pro", 0, 2)}, []lockstate.Entry{seatWaiter(3, "r3", "", 0, 0)}, []lockstate.Reservation{}),
+	}
+	in := seatInput()
+	in.MaxOvertakes = 0
+	rep := checker.Check(vs, in)
+	assert.True(t, rep.OK(), rep.Violations)
+	assert.Zero(t, rep.MaxOvertaken)
+}
+
+// TestSeatOvertakeCountEndsWithTheEntry: a waiter passed once, then
+// admitted and released, joins again (a rerun) with a fresh entry and is
+// passed once more: with maxOvertakes 1 nobody was passed twice (forced
+// seat seed 278 of TestSeatSeeds, where the count of the first entry was
+// carried to the second).
+func TestSeatOvertakeCountEndsWithTheEntry(t *testing.T) {
+	t.Parallel()
+	at := func(sec int, counter int64, holders []lockstate.Holder, queue []lockstate.Entry) checker.Version {
+		v := version6(t, sec, holders, queue)
+		s, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: "seats"})
+		require.NoError(t, err)
+		s.FencingToken = counter
+		data, err := lockstate.Encode(s)
+		require.NoError(t, err)
+		v.Content = data
+		return v
+	}
+	blocker := seatedHolder(7, "r3", "plus-1", "plus", 0, 1)
+	h2 := seatedHolder(2, "r2", "pro-a-2", "pro", 0, 2)
+	h1 := seatedHolder(1, "r1", "pro-a-1", "pro", 0, 3)
+	h3 := seatedHolder(3, "r3", "pro-a-2", "pro", 0, 4)
+	blocker2 := seatedHolder(8, "r3", "plus-1", "plus", 0, 5)
+	h6 := seatedHolder(6, "r6", "pro-a-2", "pro", 0, 6)
+	vs := []checker.Version{
+		// r3 is busy (it holds plus-1), so its pro waiter is blocked.
+		at(0, 2, []lockstate.Holder{blocker, h2}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(1, "r1", "pro", 0, 0)}),
+		at(1, 3, []lockstate.Holder{blocker, h2, h1}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 1)}),
+		// r3 frees; its waiter is admitted, then releases.
+		at(2, 4, []lockstate.Holder{h1, h3}, nil),
+		at(3, 4, []lockstate.Holder{h1}, nil),
+		// It joins again (a new entry, overtakes 0) while r3 is busy again
+		// and is passed once more.
+		at(4, 5, []lockstate.Holder{h1, blocker2}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(6, "r6", "pro", 0, 0)}),
+		at(5, 6, []lockstate.Holder{h1, blocker2, h6}, []lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 1)}),
+	}
+	in := seatInput()
+	in.MaxOvertakes = 1
+	in.Removals = append(in.Removals, removal(6, 0), removal(7, 0), removal(8, 0))
+	rep := checker.Check(vs, in)
+	assert.True(t, rep.OK(), rep.Violations)
+	assert.Equal(t, 1, rep.MaxOvertaken)
+}

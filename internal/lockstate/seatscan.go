@@ -3,6 +3,8 @@ package lockstate
 import (
 	"cmp"
 	"slices"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 )
 
 // seatMode reports whether admission follows the issue-25 rules (seatPlan)
@@ -88,7 +90,7 @@ func planSeats(s *State, cfg Config) seatPlan {
 	unassigned := 0
 	for _, h := range s.Holders {
 		occupied[h.RunnerID] = true
-		taken[h.Seat] = true
+		taken[h.Seat] = !plant.Enabled(plant.SeatGivenTwice) // planted bug (tests only)
 		if h.Seat == "" {
 			unassigned++
 		}
@@ -143,7 +145,7 @@ func planSeats(s *State, cfg Config) seatPlan {
 	barred := func(i int, seat string) bool {
 		for w := range i {
 			e := s.Queue[w]
-			if !p.admit[w] && !p.reclaim[w] && e.Overtakes >= cfg.MaxOvertakes && p.usable(e, seat) {
+			if !p.admit[w] && !p.reclaim[w] && e.Overtakes >= cfg.MaxOvertakes && p.usable(e, seat) && !(plant.Enabled(plant.PriorityStarves) && s.Queue[i].Priority > e.Priority) { // planted bug (tests only)
 				return true
 			}
 		}
