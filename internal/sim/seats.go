@@ -11,7 +11,6 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -385,55 +384,6 @@ func (s *sim) auditSeats(states []*lockstate.State, times []time.Time, violate f
 			violate("job %s: acquire refused with %s but sent %d write(s) to the lock repository", j.actor(), reason, wrote)
 		}
 	}
-}
-
-// seatlessRE matches the checker's report of an admission without a seat on
-// a lock whose config names seats.
-var seatlessRE = regexp.MustCompile(`^version \d+ \([^)]*\): (\S+) admitted to seat "", which the config does not name$`)
-
-// knownSeatGaps returns violations without those of one known open
-// finding, counted as sim:seatless-admission-config-unreadable instead
-// (docs/simulation.md "Found by the seat seeds"): when acquire's first read
-// of the lock config fails (5xx, 429, exhausted retries), it admits on the
-// safe defaults, which name no seats, so the holder records no seat and
-// acquire outputs an empty seat. The fix belongs to the acquire action; a
-// seat-less admission of a job whose acquire did not fall back to the
-// safe defaults stays a violation.
-func (s *sim) knownSeatGaps(violations []string) []string {
-	if s.seats == nil {
-		return violations
-	}
-	var out []string
-	for _, v := range violations {
-		m := seatlessRE.FindStringSubmatch(v)
-		if m != nil && s.fellBackToDefaults(m[1]) {
-			s.event("seatless-admission-config-unreadable")
-			continue
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// fellBackToDefaults reports whether a job of holderID was admitted with an
-// empty seat output after its acquire could not read the lock config at
-// its start.
-func (s *sim) fellBackToDefaults(holderID string) bool {
-	for _, j := range s.jobs {
-		if j.holderID() != holderID || j.oldCli {
-			continue
-		}
-		j.mu.Lock()
-		var out map[string]string
-		if len(j.outputs) > 0 {
-			out = j.outputs[0]
-		}
-		j.mu.Unlock()
-		if out["acquired"] == "true" && out["seat"] == "" && strings.Contains(j.out.String(), "Unable to read lock config") {
-			return true
-		}
-	}
-	return false
 }
 
 // stateWrites counts the requests other than GET that actor's proc sent to

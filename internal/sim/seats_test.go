@@ -39,7 +39,10 @@ func TestSeatSeeds(t *testing.T) {
 	t.Run("seeds", func(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				rep := runSeed(t, seed, sim.Config{Schema: 6, Seats: 1})
+				rep := runSeed(t, seed, sim.Config{Schema: 6, Seats: 1, Debug: os.Getenv("SIM_DEBUG") != ""})
+				if rep.Debug != "" && !rep.OK() {
+					t.Log(rep.Debug)
+				}
 				for k, v := range rep.Faults {
 					if len(k) > 4 && k[:4] == "sim:" {
 						totals[k] += v

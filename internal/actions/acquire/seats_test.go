@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -118,4 +119,64 @@ func TestSeatInputsAreValidatedBeforeAnyRequest(t *testing.T) {
 		assert.Contains(t, err.Error(), "priority")
 		assert.Zero(t, w.Versions())
 	})
+}
+
+// TestSeatsLockIsNotAdmittedOnTheSafeDefaults is the simulation's seat-seed
+// finding (docs/simulation.md): when acquire's first read of the lock
+// config fails, the safe defaults name no seats, and a job admitted on them
+// held no seat and output none. A schema-6 lock is not admitted (nor a new
+// lock created) on the defaults: the job waits without writing, reads the
+// config at every poll, and is admitted to a named seat once a read
+// succeeds.
+func TestSeatsLockIsNotAdmittedOnTheSafeDefaults(t *testing.T) {
+	for _, name := range []string{"schema-6 lock", "new lock", "refresh fails"} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, seatsConfig)
+				if name == "schema-6 lock" {
+					first := w.NewJob("first", "runner-a").Input("seat-labels", "plus")
+					require.NoError(t, run(context.Background(), first), first.Out.String())
+					require.Equal(t, 6, w.State().SchemaVersion)
+				}
+				fault := emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.config.json", Kind: emulator.ServerError, Status: 503}
+				j := w.NewJob("build", "runner-b")
+				done := make(chan error, 1)
+				var holder *actiontest.Job
+				if name == "refresh fails" {
+					// The pro seat is held: the job reads the config, then
+					// queues; the refresh after the holder leaves fails.
+					holder = w.NewJob("holder", "runner-c").Input("seat-labels", "pro")
+					require.NoError(t, run(context.Background(), holder), holder.Out.String())
+					j.Input("seat-labels", "pro").Env["BUILD_LOCK_CONFIG_TTL_MS"] = "1000"
+					go func() { done <- run(context.Background(), j) }()
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					require.Equal(t, 1, lockstate.QueuePosition(w.State(), j.HolderID()))
+				}
+				id := w.Em.AddFault(fault)
+				if holder != nil {
+					time.Sleep(10 * time.Second)
+					releaseJob(t, holder)
+				}
+				versions := w.Versions()
+				if holder == nil {
+					go func() { done <- run(context.Background(), j) }()
+				}
+				time.Sleep(3 * time.Minute)
+				synctest.Wait()
+				assert.Equal(t, versions, w.Versions(), "nothing written on the safe defaults")
+				if holder == nil {
+					assert.Contains(t, j.Out.String(), "Waiting for the lock config")
+				} else {
+					assert.Contains(t, j.Out.String(), "names seats, so nothing is admitted until it can be read again")
+				}
+
+				w.Em.RemoveFault(id)
+				require.NoError(t, <-done, j.Out.String())
+				assert.Equal(t, "true", j.Outputs()["acquired"])
+				assert.Equal(t, "pro-1", j.Outputs()["seat"], "admitted to a named seat")
+				assert.Equal(t, 6, w.State().SchemaVersion)
+			})
+		})
+	}
 }
