@@ -85,6 +85,16 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 		q.logConfigUnread()
 		return false, false, nil
 	}
+	if dec.Changed && q.staleConfig(snap.State) {
+		// The state is at a schema above what this run's config snapshot
+		// asks for: another writer read a newer config (one that may name
+		// seats). Read the config again before writing.
+		q.cfgAt = time.Time{}
+		if err := q.refreshConfig(ctx, false); err != nil {
+			return true, false, err
+		}
+		return false, true, nil
+	}
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
 	prChecked := false
@@ -371,4 +381,17 @@ func (q *acquirer) logConfigUnread() {
 	q.cfgUnreadLogged = q.now()
 	q.a.Printf("Waiting for the lock config of %s: no read of %s has succeeded yet, and this lock is not admitted on the safe defaults (named seats, a seat request or a new lock); reading it again at the next poll.",
 		q.s.Target.Lock, q.st.ConfigPath())
+}
+
+// staleConfigAge is how old a config snapshot may be before a state at a
+// schema above the snapshot's target makes acquire read it again before
+// writing (the operator may really have turned a feature off: a fresher
+// snapshot is then trusted).
+const staleConfigAge = 30 * time.Second
+
+// staleConfig reports a config snapshot older than staleConfigAge whose
+// target schema is below s's: a newer config was read by the writer that
+// upgraded s (schema never goes down).
+func (q *acquirer) staleConfig(s *lockstate.State) bool {
+	return !q.cfgCapped && s.SchemaVersion > lockstate.TargetSchema(q.cfg) && q.now().Sub(q.cfgAt) >= staleConfigAge
 }
