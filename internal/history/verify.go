@@ -340,13 +340,14 @@ func (v *verifier) fencing(ver *Version, prev, next *lockstate.State, d diff, be
 }
 
 // overtaking: each waiter's overtakes grows by at most one per write, never
-// from the bound, and starts at zero.
+// from the bound, and starts at zero. A waiter already queued before the
+// write that upgraded the lock to schema 6 is not new: it counts from 0
+// (older schemas decode no overtakes), so the upgrade write itself may pass
+// it once (an admission in the same write).
 func (v *verifier) overtaking(ver *Version, prev, next *lockstate.State, win configWindow, before, after string) {
 	old := map[string]lockstate.Entry{}
-	if prev.SchemaVersion >= lockstate.FencedSchemaVersion {
-		for _, e := range prev.Queue {
-			old[e.HolderID] = e
-		}
+	for _, e := range prev.Queue {
+		old[e.HolderID] = e
 	}
 	for _, e := range next.Queue {
 		o, ok := old[e.HolderID]
