@@ -184,6 +184,10 @@ type simJob struct {
 	tap          *tap
 	// lock is the lock the job acquires; "" is the workload's lock (simLock).
 	lock string
+	// labels and priority are the seat-labels and priority inputs (the
+	// seats workload, seats.go); "" and 0 leave them out.
+	labels   string
+	priority int
 
 	// guarded by world.mu
 	arrived, admitted, released, died time.Time
@@ -342,7 +346,7 @@ func (w *world) runJob(ctx context.Context, j *simJob, onAdmit func()) {
 
 // stepEnv is the environment of the acquire/release steps of j.
 func (w *world) stepEnv(j *simJob, dir string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"GITHUB_ACTION_REPOSITORY":   simOwner + "/" + simLockRepo,
 		"GITHUB_REPOSITORY":          simOwner + "/" + j.repo,
 		"GITHUB_REPOSITORY_ID":       strconv.FormatInt(w.repoIDs[j.repo], 10),
@@ -366,6 +370,13 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		"INPUT_POLL_SECONDS":         strconv.Itoa(PollSeconds),
 		"INPUT_TIMEOUT_MINUTES":      "360",
 	}
+	if j.labels != "" {
+		env["INPUT_SEAT_LABELS"] = j.labels
+	}
+	if j.priority != 0 {
+		env["INPUT_PRIORITY"] = strconv.Itoa(j.priority)
+	}
+	return env
 }
 
 // reaperLoop runs the real scheduled reaper every interval (GitHub's

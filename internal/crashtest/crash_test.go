@@ -312,14 +312,21 @@ func checkAcquiredClaim(w *world, holderID string, out map[string]string) string
 
 // audit runs the history checker and the fencing check over every version.
 func audit(ct *caseT, w *world, sc scenario, when string) {
-	rep := checker.Check(w.history(), checker.Input{Lock: actiontest.Lock, ServerURL: actiontest.ServerURL, MaxHolders: sc.seats, Removals: w.intents()})
+	in := checker.Input{Lock: actiontest.Lock, ServerURL: actiontest.ServerURL, MaxHolders: sc.seats, Removals: w.intents()}
+	if sc.seatRules {
+		cfg, _ := lockstate.DecodeConfig([]byte(sc.config))
+		in.Seats, in.MaxOvertakes, in.CheckOvertakes = cfg.Seats.List(), cfg.MaxOvertakes, true
+	}
+	rep := checker.Check(w.history(), in)
 	for _, v := range rep.Violations {
 		ct.violate("history %s: %s", when, v)
 	}
 	for _, v := range checkFencing(w) {
 		ct.violate("fencing %s: %s", when, v)
 	}
-	checkLinearizable(ct, w, when)
+	if !sc.seatRules {
+		checkLinearizable(ct, w, when)
+	}
 }
 
 // checkFencing: at schema 6 the counter never decreases, every new

@@ -20,6 +20,10 @@ func reference(t *testing.T, sc scenario) []request {
 		if sc.refSays != "" {
 			require.Contains(t, v.stdout.String(), sc.refSays, "the reference run of %s does not reach its path", sc.name)
 		}
+		out := readOutputs(v.outPath)
+		for k, want := range sc.refOutputs {
+			require.Equal(t, want, out[k], "the reference run of %s: output %s", sc.name, k)
+		}
 		reqs = tr.Requests()
 		w.background.Wait()
 	})

@@ -37,6 +37,12 @@ const (
 	// cfgLifecycle asks a schema-3 lock for schema 4: the release of its
 	// last holder drains it and carries the upgrade in the same write.
 	cfgLifecycle = `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"releaseCooldownSeconds":30}`
+	// cfgNamedSeats is a schema-6 lock naming two pro seats (one also
+	// carries gpu) and a plus seat, with priority classes (issue 25): every
+	// admission write records a seat, the seat affinity array, labels and a
+	// class (scenario.seatRules).
+	cfgNamedSeats = `{"maxHolders":3,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"releaseCooldownSeconds":30,"maxOvertakes":2,` +
+		`"seats":[{"name":"pro-1","labels":["pro"]},{"name":"pro-2","labels":["gpu","pro"]},{"name":"plus-1","labels":["plus"]}],"priority":{"max":9,"maxForPullRequests":0}}`
 )
 
 // Declared budgets, measured from the start of the victim step.
@@ -86,7 +92,16 @@ type scenario struct {
 	// refSays is a line the fault-free reference run must print (proof
 	// the scenario reaches the path it is about).
 	refSays string
-	setup   func(ctx context.Context, t testing.TB, w *world) *victim
+	// refOutputs are outputs the fault-free reference run must report.
+	refOutputs map[string]string
+	// seatRules: the config names seats and priority classes, whose
+	// admissions pass earlier waiters by design (a higher class, labels
+	// another seat carries). The linearizability model knows anonymous
+	// FIFO seats only, so such a case is judged by the checker's seat
+	// rules (seat uniqueness and labels, the overtaking bound, priority
+	// order) instead of porcupine.
+	seatRules bool
+	setup     func(ctx context.Context, t testing.TB, w *world) *victim
 }
 
 // stateSchema is the schema the scenario's state is seeded at.
@@ -129,6 +144,13 @@ var scenarios = []scenario{
 	// (paused) and writes the upgrade with its admission once it expires.
 	{name: "acquire-upgrade", action: "acquire", config: cfgTwoSeats, seats: 2, schema: 5, budget: budgetAcquire, ownBudget: true, setup: setupAcquireUpgrade,
 		refSays: "is draining for its upgrade from schema 5 to schema 6"},
+	// Named seats, labels and a priority class (issue 25): the victim asks
+	// for a pro seat at priority 5 while both pro seats are taken (a holder
+	// and a cooldown); it queues with its labels and class, polls, and is
+	// admitted to the pro seat whose cooldown expires, recording the seat
+	// and the seat's affinity record.
+	{name: "acquire-named-seat", action: "acquire", config: cfgNamedSeats, seats: 3, budget: budgetAcquire, ownBudget: true, setup: setupAcquireNamedSeat, seatRules: true,
+		refSays: "queue position 1 of 1", refOutputs: map[string]string{"acquired": "true", "seat": "pro-2", "seat-labels": "gpu,pro"}},
 }
 
 // act is the action the scenario's victim runs.
@@ -161,6 +183,26 @@ func setupAcquire(ctx context.Context, t testing.TB, w *world) *victim {
 	w.finish(p, "success")
 	time.Sleep(26 * time.Second)
 	v := w.job("victim", "runner-v")
+	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
+		return acquire.Run(ctx, deps(v, tr))
+	})
+}
+
+// setupAcquireNamedSeat: a pro holder on runner-h (pro-1), a plus holder
+// on runner-x (plus-1) and a cooldown on pro-2 (runner-p) that expires 4 s
+// after the victim starts; the victim (pro, priority 5) queues, polls and
+// takes pro-2 when the cooldown expires.
+func setupAcquireNamedSeat(ctx context.Context, t testing.TB, w *world) *victim {
+	h := w.job("holder", "runner-h").Input("seat-labels", "pro")
+	must(t, "pro holder acquires", w.acquire(ctx, h))
+	x := w.job("plus-holder", "runner-x").Input("seat-labels", "plus")
+	must(t, "plus holder acquires", w.acquire(ctx, x))
+	p := w.job("previous", "runner-p").Input("seat-labels", "gpu,pro")
+	must(t, "previous acquires", w.acquire(ctx, p))
+	must(t, "previous releases", w.release(ctx, p, nil, "resource-cleanup-status", "confirmed"))
+	w.finish(p, "success")
+	time.Sleep(26 * time.Second)
+	v := w.job("victim", "runner-v").Input("seat-labels", "pro").Input("priority", "5")
 	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
 		return acquire.Run(ctx, deps(v, tr))
 	})

@@ -30,9 +30,15 @@
 // increase (the counter moves by exactly the number of admissions and every
 // admission's token is above every token seen before), that the schema
 // never goes down, and that a waiter is never passed more than once per
-// write nor beyond maxOvertakes. An unexplained admission is classified as
-// a skipped FIFO entry when earlier admissible waiters filled every free
-// seat; an unexplained reaper quarantine as one without proof.
+// write nor beyond maxOvertakes. At schema 6 with named seats, labels and
+// priority classes (issue 25; seatrules.go) it checks that no two holders
+// or reservations record one seat (seat-conflict), that every admission's
+// seat carries the holder's labels under a config in force (seat-labels),
+// and that no admission passed a higher-class waiter the core's admission
+// plan would have seated first (priority-order); seats the config no
+// longer names drain outside the capacity. An unexplained admission is
+// classified as a skipped FIFO entry when earlier admissible waiters filled
+// every free seat; an unexplained reaper quarantine as one without proof.
 //
 // Per commit: the author is a writer (the writer App's bot login), or an
 // operator for recovery and for the file's first version; the commit has

@@ -80,6 +80,13 @@ type Stats struct {
 	Series            []Point     `json:"series"`
 	AdmissionsPerHour []HourCount `json:"admissions_per_hour"`
 	Repositories      []RepoStats `json:"repositories"`
+	// Classes, LabelSets and SeatUse (issue 25; only when the window saw a
+	// named seat, a seat label or a priority class) are the admitted jobs'
+	// waits per priority class (highest first) and per label set, and each
+	// named seat's utilization and affinity hits (seatstats.go).
+	Classes   []GroupStats `json:"classes,omitempty"`
+	LabelSets []GroupStats `json:"label_sets,omitempty"`
+	SeatUse   []SeatStats  `json:"seat_use,omitempty"`
 
 	// Jobs are the admitted jobs of the window with their observed arrival
 	// and hold (the what-if replay's input); GaveUpJobs are not replayed.
@@ -202,7 +209,10 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	hours := map[time.Time]int{}
 	var busy, reserved, capacity float64
 	var last *Point
+	var lastState *lockstate.State
+	seats := newSeatAcc()
 	if base != nil && base.State != nil {
+		lastState = base.State
 		p := Point{Time: stepTime(*base, time.Time{}), Holders: len(base.State.Holders), Reservations: len(base.State.Reservations),
 			Queue: len(base.State.Queue), Seats: max(base.Seats, 1)}
 		last = &p
@@ -227,6 +237,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 			busy += float64(last.Holders) * dt
 			reserved += float64(last.Reservations) * dt
 			capacity += float64(last.Seats) * dt
+			seats.accrue(lastState, dt)
 		}
 	}
 	var prevT time.Time
@@ -248,7 +259,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 		}
 		accrue(t)
 		p := Point{Time: t, Holders: len(s.State.Holders), Reservations: len(s.State.Reservations), Queue: len(s.State.Queue), Seats: max(s.Seats, 1)}
-		last = &p
+		last, lastState = &p, s.State
 		st.Schema, st.Config = s.State.SchemaVersion, s.Config
 		st.Seats = p.Seats
 		inside := in(t)
@@ -274,6 +285,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 				}
 				waits = append(waits, wait)
 				r.waits = append(r.waits, wait)
+				seats.admit(h, prev, wait)
 				arrival := acq.Add(-wait)
 				oh.job = len(st.Jobs)
 				st.Jobs = append(st.Jobs, ReplayJob{Arrival: arrival, Runner: h.RunnerID, Repository: h.Repository, Wait: wait, Release: ReleaseConfirmed})
@@ -377,6 +389,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 	if capacity > 0 {
 		st.Utilization, st.ReservedShare = busy/capacity, reserved/capacity
 	}
+	seats.finish(st, st.To.Sub(st.From).Seconds())
 	// Jobs still queued at the end of the window waited at least this long.
 	var stillWaits []time.Duration
 	if last != nil && !last.Time.After(st.To) {

@@ -181,6 +181,7 @@ func tryAcquire(t *trial) (string, bool) {
 	type ask struct {
 		id    lockstate.Identity
 		lease time.Duration
+		seat  lockstate.Entry // the entry whose labels and priority the request carried
 	}
 	var asks []ask
 	for _, h := range t.d.addedHolders {
@@ -190,18 +191,18 @@ func tryAcquire(t *trial) (string, bool) {
 				lease = e.Sub(a)
 			}
 		}
-		asks = append(asks, ask{identityOf(h.Entry), lease})
+		asks = append(asks, ask{identityOf(h.Entry), lease, h.Entry})
 	}
 	if len(t.d.addedHolders) == 0 {
 		for _, h := range t.d.changedHolders {
-			asks = append(asks, ask{identityOf(h.Entry), time.Hour})
+			asks = append(asks, ask{identityOf(h.Entry), time.Hour, h.Entry})
 		}
 		for _, e := range t.d.addedQueue {
-			asks = append(asks, ask{identityOf(e), time.Hour})
+			asks = append(asks, ask{identityOf(e), time.Hour, e})
 		}
 		for _, e := range t.d.changedQueue {
 			if !t.d.onlyOvertakes(e, t.prev) {
-				asks = append(asks, ask{identityOf(e), time.Hour})
+				asks = append(asks, ask{identityOf(e), time.Hour, e})
 			}
 		}
 		if len(asks) == 0 && t.next.SchemaVersion > t.prev.SchemaVersion {
@@ -217,9 +218,9 @@ func tryAcquire(t *trial) (string, bool) {
 				switch {
 				case i < 0:
 				case t.prev.SchemaVersion < 3 && t.prev.Queue[i].PendingRunnerID == "":
-					first = append(first, ask{identityOf(e), time.Hour})
+					first = append(first, ask{identityOf(e), time.Hour, e})
 				default:
-					rest = append(rest, ask{identityOf(e), time.Hour})
+					rest = append(rest, ask{identityOf(e), time.Hour, e})
 				}
 			}
 			asks = append(first, rest...)
@@ -227,7 +228,7 @@ func tryAcquire(t *trial) (string, bool) {
 	}
 	for _, a := range asks {
 		for _, arrival := range t.arrivals(a.id.HolderID) {
-			req := lockstate.AcquireRequest{Identity: a.id, Lease: a.lease, Arrival: arrival}
+			req := lockstate.AcquireRequest{Identity: a.id, Lease: a.lease, Arrival: arrival, Labels: a.seat.LabelList(), Priority: a.seat.Priority}
 			result, ok := t.each(func(cfg lockstate.Config, now time.Time) (*lockstate.State, string, bool) {
 				out, dec, err := lockstate.Acquire(t.prev, cfg, req, now)
 				if err != nil || !dec.Changed {

@@ -99,9 +99,12 @@ func (v *verifier) run() {
 			next = nil
 		default:
 			st, err := lockstate.Decode(ver.Content, lockstate.DecodeOptions{Lock: in.Lock, ServerURL: in.serverURL()})
-			if err != nil {
+			switch {
+			case err != nil && lockstate.CodeOf(err) == lockstate.CodeSeatConflict:
+				v.find(ver, RuleSeatConflict, prevContent, content, fmt.Sprintf("two holders or reservations record one seat (%s): %v", lockstate.CodeOf(err), err))
+			case err != nil:
 				v.find(ver, RuleInvalidDocument, prevContent, content, fmt.Sprintf("the version fails validation (%s): %v", lockstate.CodeOf(err), err))
-			} else {
+			default:
 				next = st
 			}
 		}
@@ -231,20 +234,22 @@ func (v *verifier) find(ver *Version, rule Rule, before, after, detail string) {
 // perVersion: the document, capacity and identities.
 func (v *verifier) perVersion(ver *Version, prev, next *lockstate.State, win configWindow, before, after string) {
 	maxHolders := max(win.maxHolders, lockstate.DefaultMaxHolders)
-	occ := len(next.Holders) + len(next.Reservations)
+	// A named seat the config no longer names drains: its holder and
+	// reservation stay, outside the capacity of the new list.
+	holders, occ := win.occupancy(next)
 	prevOcc, prevHolders := 0, 0
 	if prev != nil {
-		prevOcc, prevHolders = len(prev.Holders)+len(prev.Reservations), len(prev.Holders)
+		prevHolders, prevOcc = win.occupancy(prev)
 	}
 	switch {
-	case len(next.Holders) > maxHolders && len(next.Holders) > prevHolders:
-		v.find(ver, RuleOverCapacity, before, after, fmt.Sprintf("%d holders after this write, above maxHolders %d (the largest in force)", len(next.Holders), maxHolders))
-	case occ > maxHolders && occ > prevOcc && len(next.Holders) > prevHolders:
+	case holders > maxHolders && holders > prevHolders:
+		v.find(ver, RuleOverCapacity, before, after, fmt.Sprintf("%d holders after this write, above maxHolders %d (the largest in force)", holders, maxHolders))
+	case occ > maxHolders && occ > prevOcc && holders > prevHolders:
 		// Only an admission over-admits: a recovery cooldown may push the
 		// reservations past maxHolders (recover-incident), a reclaim swaps
 		// a reservation for a holder.
 		v.find(ver, RuleOverCapacity, before, after, fmt.Sprintf("%d seats in use after this write (%d holders, %d reservations), above maxHolders %d (the largest in force)",
-			occ, len(next.Holders), len(next.Reservations), maxHolders))
+			occ, holders, occ-holders, maxHolders))
 	}
 	holding := map[string]bool{}
 	for _, h := range next.Holders {
@@ -265,11 +270,12 @@ func (v *verifier) transition(ver *Version, prev, next *lockstate.State, win con
 		v.find(ver, RuleSchemaDowngrade, before, after, fmt.Sprintf("schema went down from %d to %d", prev.SchemaVersion, next.SchemaVersion))
 	}
 	d := diffStates(prev, next)
+	cfgs := win.variants(prev)
 	if next.SchemaVersion >= lockstate.FencedSchemaVersion {
 		v.fencing(ver, prev, next, d, before, after)
 		v.overtaking(ver, prev, next, win, before, after)
+		v.seatRules(ver, prev, next, d, cfgs, before, after)
 	}
-	cfgs := win.variants(prev)
 	t, ok := newTrial(prev, next, cfgs, v.in, ver.Message)
 	if ok {
 		t.consumed = v.consumed

@@ -33,6 +33,15 @@ type AcquireRequest struct {
 	// compare-and-swap loss, or a join spread out to avoid one, never costs
 	// queue position. Nil appends (the reference behaviour).
 	Arrival *Arrival
+	// Labels (issue 25) is the waiter's seat-label set: it is admitted only
+	// to a seat carrying all of them. Empty means any seat. A set no
+	// configured seat carries is refused before joining (CodeNoMatchingSeat).
+	Labels []string
+	// Priority (issue 25, 0..MaxPriority) is the waiter's priority class.
+	// Acquire refuses a class above the config's priority max
+	// (CodePriorityNotAllowed); the caller checks the per-caller privilege
+	// (CheckPriority) before calling.
+	Priority int
 }
 
 // Arrival is an acquire invocation's arrival snapshot (AcquireRequest).
@@ -129,6 +138,9 @@ type AcquireDecision struct {
 	// this write even when it could be admitted, and its next poll admits
 	// it.
 	Inserted bool
+	// Seat (issue 25) is the named seat of the caller when admitted or
+	// already a holder; "" with anonymous seats.
+	Seat string
 }
 
 // Acquire is the state logic of one iteration of the reference acquire loop
@@ -182,6 +194,10 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	if err := validateState(s, ""); err != nil {
 		return nil, AcquireDecision{}, err
 	}
+	labels, err := checkSeatRequest(cfg, req, s.Lock)
+	if err != nil {
+		return nil, AcquireDecision{}, err
+	}
 	work := s.Clone()
 	runner := jsTrim(id.RunnerID)
 	if EffectiveRunnerSerialization(work, cfg) && runner == "" {
@@ -225,6 +241,9 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	changed := dec.MigratedTo != 0
 	inserted := false
 	want := id.entry(work.SchemaVersion, now)
+	if work.SchemaVersion >= FencedSchemaVersion {
+		want.Labels, want.Priority = JoinLabels(labels), req.Priority
+	}
 	if paused && work.SchemaVersion < 3 {
 		// Record the runner id the entry takes when the upgrade to runner
 		// serialization lands, so the job keeps its place across it.
@@ -235,6 +254,11 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 		refreshed, err := refreshEntry(work.Queue[qi], want, id, serialized, work.Lock)
 		if err != nil {
 			return nil, AcquireDecision{}, err
+		}
+		if work.SchemaVersion >= FencedSchemaVersion {
+			// The labels and class are the current request's: an entry
+			// carried across the upgrade to schema 6 gains them here.
+			refreshed.Labels, refreshed.Priority = want.Labels, want.Priority
 		}
 		if refreshed != work.Queue[qi] {
 			work.Queue[qi] = refreshed
@@ -253,6 +277,9 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	}
 
 	// Steps 9-10: admission.
+	if seatMode(work, cfg) {
+		return admitBySeat(s, work, cfg, req, qi, inserted, changed, dec, now)
+	}
 	free := FreeSlots(work, cfg)
 	sc := scanQueue(work, cfg, serialized)
 	reclaim := -1
@@ -347,7 +374,7 @@ func acquireAsHolder(s, work *State, hi int, id Identity, serialized bool, now t
 			return nil, AcquireDecision{}, err
 		}
 	}
-	dec := AcquireDecision{Outcome: OutcomeAlreadyHolder, FencingToken: h.FencingToken}
+	dec := AcquireDecision{Outcome: OutcomeAlreadyHolder, FencingToken: h.FencingToken, Seat: h.Seat}
 	if id.JobID == "" || h.JobID != "" || h.RunAttempt != id.RunAttempt {
 		return s.Clone(), dec, nil
 	}

@@ -306,6 +306,7 @@ func releaseReservation(s *State, cfg Config, h Holder, report Report, reservati
 		RunURL:        h.RunURL,
 		RunnerID:      h.RunnerID,
 		Reason:        reason,
+		Seat:          h.Seat,
 		State:         ReservationQuarantine,
 		CreatedAt:     FormatTime(now),
 	}

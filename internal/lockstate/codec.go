@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -60,7 +61,11 @@ type State struct {
 	// and stamps the new holder with the result; no other transition
 	// changes it.
 	FencingToken int64
-	UpdatedAt    string // as read; Encode writes what is in it
+	// Seats (schema 6 with named seats) records, per seat, the runner that
+	// last took it and when (seat affinity). Written as seats, after
+	// fencingToken, omitted when empty.
+	Seats     []SeatUse
+	UpdatedAt string // as read; Encode writes what is in it
 }
 
 // Entry is one queued request. The identity fields are strings exactly as
@@ -102,6 +107,13 @@ type Entry struct {
 	// the entry becomes a barrier: nothing behind it is admitted by the
 	// scan until it is admitted or leaves. Always 0 in a Holder.
 	Overtakes int
+	// Seat, Labels and Priority (schema 6, issue 25): the named seat a
+	// holder took (seat), the waiter's sorted label set joined by commas
+	// ("" = any seat; written as the array labels) and its priority class
+	// (0..MaxPriority, written only when not 0). See seatcodec.go.
+	Seat     string
+	Labels   string
+	Priority int
 }
 
 // Holder is an admitted entry occupying one slot until ExpiresAt (a lease
@@ -134,6 +146,10 @@ type Reservation struct {
 	State         string // ReservationCooldown or ReservationQuarantine
 	CreatedAt     string
 	AvailableAt   string // cooldown only
+	// Seat (schema 6) is the named seat the reservation keeps out of
+	// service: the seat of the holder it replaced. Written as seat, last,
+	// omitted when empty.
+	Seat string
 }
 
 // Incident (schema 5) is the single immutable global account incident that
@@ -186,6 +202,7 @@ func (s *State) Clone() *State {
 		inc := *s.ActiveIncident
 		c.ActiveIncident = &inc
 	}
+	c.Seats = slices.Clone(s.Seats)
 	return &c
 }
 
@@ -403,6 +420,9 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 			s.Reservations = append(s.Reservations, res)
 		}
 	}
+	if err := decodeSeatState(s, obj); err != nil {
+		return nil, err
+	}
 	if effective >= 5 && incidentRaw != nil {
 		inc, err := normalizeIncident(incidentRaw, lock)
 		if err != nil {
@@ -527,7 +547,7 @@ func checkMirror(mirror map[string]any, holders []map[string]any, schema int, lo
 	if schema >= 3 {
 		fields = append(append([]string{}, fields...), "runnerId")
 	}
-	for _, optional := range []string{"jobId", "runnerName", "runnerOs", "runnerArch"} {
+	for _, optional := range []string{"jobId", "runnerName", "runnerOs", "runnerArch", "seat", "priority", "labels"} {
 		_, a := first[optional]
 		_, b := mirror[optional]
 		if a || b {
@@ -602,6 +622,9 @@ func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int
 	if err := checkRunnerIdentity(lock, kind, index, e); err != nil {
 		return Entry{}, err
 	}
+	if err := decodeSeatFields(m, &e, schema, kind, index, lock); err != nil {
+		return Entry{}, err
+	}
 	if err := checkTimestamps(lock, kind, index, e.HolderID, "queuedAt", e.QueuedAt); err != nil {
 		return Entry{}, err
 	}
@@ -624,34 +647,15 @@ func normalizeReservation(m map[string]any, index int, lock string) (Reservation
 		CreatedAt:     coerce(m["createdAt"]),
 		AvailableAt:   coerce(m["availableAt"]),
 	}
+	if seat, ok := m["seat"].(string); ok {
+		r.Seat = seat
+	}
 	if _, has := m["availableAt"]; has && r.State == ReservationQuarantine {
 		return Reservation{}, newError(CodeInvalidReservation, fmt.Sprintf(
 			"decode lock state %q: quarantine reservation %q must not have availableAt", lock, r.ReservationID))
 	}
 	_ = index
 	return r, nil
-}
-
-var incidentKeys = []string{"incidentId", "repository", "workflow", "job", "runId", "runAttempt", "runUrl", "runnerId", "reportedAt", "reason", "evidenceDigest"}
-
-func normalizeIncident(v any, lock string) (*Incident, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, newError(CodeInvalidIncident, fmt.Sprintf("decode lock state %q: activeIncident must be null or an object", lock))
-	}
-	vals := make([]string, len(incidentKeys))
-	for i, k := range incidentKeys {
-		s, ok := m[k].(string)
-		if !ok {
-			return nil, newError(CodeInvalidIncident, fmt.Sprintf("decode lock state %q: activeIncident.%s must be a string", lock, k))
-		}
-		vals[i] = s
-	}
-	return &Incident{
-		IncidentID: vals[0], Repository: vals[1], Workflow: vals[2], Job: vals[3], RunID: vals[4],
-		RunAttempt: vals[5], RunURL: vals[6], RunnerID: vals[7], ReportedAt: vals[8], Reason: vals[9],
-		EvidenceDigest: vals[10],
-	}, nil
 }
 
 // Encode returns the exact bytes the reference writes for s:
@@ -688,6 +692,7 @@ func stableState(s *State) jsonObject {
 		if schema >= FencedSchemaVersion {
 			o = append(o, jsonMember{"overtakes", jsonInt(e.Overtakes)})
 		}
+		o = appendSeatMembers(o, e)
 		queue = append(queue, o)
 	}
 	doc := jsonObject{
@@ -713,6 +718,9 @@ func stableState(s *State) jsonObject {
 	}
 	if schema >= FencedSchemaVersion {
 		doc = append(doc, jsonMember{"fencingToken", jsonInt(s.FencingToken)})
+		if len(s.Seats) > 0 {
+			doc = append(doc, jsonMember{"seats", seatUsesNode(s.Seats)})
+		}
 	}
 	return append(doc, jsonMember{"updatedAt", jsonString(s.UpdatedAt)})
 }
@@ -755,7 +763,7 @@ func holderNode(h Holder, schema int) jsonObject {
 	if schema >= FencedSchemaVersion {
 		o = append(o, jsonMember{"fencingToken", jsonInt(h.FencingToken)})
 	}
-	return o
+	return appendSeatMembers(o, h.Entry)
 }
 
 // reservationNode writes the reservation key order chosen for this port
@@ -780,21 +788,8 @@ func reservationNode(r Reservation) jsonObject {
 	if r.State == ReservationCooldown {
 		o = append(o, jsonMember{"availableAt", jsonString(r.AvailableAt)})
 	}
-	return o
-}
-
-func incidentNode(i *Incident) jsonObject {
-	return jsonObject{
-		{"incidentId", jsonString(i.IncidentID)},
-		{"repository", jsonString(i.Repository)},
-		{"workflow", jsonString(i.Workflow)},
-		{"job", jsonString(i.Job)},
-		{"runId", jsonString(i.RunID)},
-		{"runAttempt", jsonString(i.RunAttempt)},
-		{"runUrl", jsonString(i.RunURL)},
-		{"runnerId", jsonString(i.RunnerID)},
-		{"reportedAt", jsonString(i.ReportedAt)},
-		{"reason", jsonString(i.Reason)},
-		{"evidenceDigest", jsonString(i.EvidenceDigest)},
+	if r.Seat != "" {
+		o = append(o, jsonMember{"seat", jsonString(r.Seat)})
 	}
+	return o
 }

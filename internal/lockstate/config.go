@@ -58,6 +58,14 @@ type Config struct {
 	// tools) share the App. It paces requests only; safety never depends
 	// on it.
 	APIShare float64
+	// Seats (issue 25; requires FencedAdmission) names the lock's seats
+	// and their labels; its length is MaxHolders. Empty means anonymous
+	// seats, as before. Held in a comparable form so Config stays
+	// comparable with ==.
+	Seats SeatList
+	// Priority (issue 25; requires FencedAdmission) allows priority
+	// classes above 0 (AllowedPriority); the zero value allows none.
+	Priority PriorityConfig
 }
 
 // Share is APIShare with its default: 1 for 0 or anything out of range.
@@ -91,7 +99,7 @@ func (c Config) validate() error {
 	case c.MaxOvertakes < 0 || c.MaxOvertakes > MaxOvertakesCap:
 		return newError(CodeInvalidConfig, fmt.Sprintf("validate lock config: maxOvertakes %d is outside 0..%d", c.MaxOvertakes, MaxOvertakesCap))
 	}
-	return nil
+	return c.validateSeats()
 }
 
 // DecodeConfig parses a lock config file. It never fails: every problem falls
@@ -108,6 +116,9 @@ func (c Config) validate() error {
 //     fencedAdmission not a JSON boolean, or enabled without its
 //     prerequisite (the chain runnerSerialization <- resourceLifecycle <-
 //     accountHealth <- fencedAdmission): the entire config is the defaults.
+//   - seats or priority (issue 25) malformed in any way, either without
+//     fencedAdmission, or seats whose count disagrees with a present
+//     maxHolders: the entire config is the defaults (decodeSeatConfig).
 //   - Invalid UTF-8, a lone surrogate escape or a repeated key anywhere
 //     (CheckStrictJSON): the entire config is the defaults.
 //
@@ -191,6 +202,9 @@ func DecodeConfig(data []byte) (Config, []string) {
 			return DefaultConfig(), append(warnings, fmt.Sprintf("lock config %s requires %s=true; using safe defaults for the entire config", f.key, f.prereqK))
 		}
 		*f.dst = b
+	}
+	if w := decodeSeatConfig(obj, &cfg); w != "" {
+		return DefaultConfig(), append(warnings, w)
 	}
 	return cfg, warnings
 }

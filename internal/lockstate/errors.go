@@ -197,3 +197,24 @@ func CodeOf(err error) Code {
 	}
 	return ""
 }
+
+// Named seats, seat labels and priority classes (issue 25, schema 6).
+const (
+	// CodeNoMatchingSeat means the requested seat labels name a label set
+	// no configured seat carries; nothing is written (refused before
+	// joining). The message lists the labels that exist.
+	CodeNoMatchingSeat Code = "no-matching-seat"
+	// CodePriorityNotAllowed means the requested priority class is above
+	// what the config allows the caller; nothing is written.
+	CodePriorityNotAllowed Code = "priority-not-allowed"
+	// CodeInvalidSeat means a state's seat fields are malformed: a seat or
+	// label name outside [a-z0-9._-]{1,64}, labels not sorted and unique, a
+	// priority outside 0..9, seat fields below schema 6, or a seat on a
+	// queue entry.
+	CodeInvalidSeat Code = "invalid-seat"
+	// CodeSeatConflict means two holders or reservations record one seat.
+	CodeSeatConflict Code = "seat-conflict"
+	// CodeInvalidSeatRequest means an acquire asked for malformed labels
+	// or a priority outside 0..9.
+	CodeInvalidSeatRequest Code = "invalid-seat-request"
+)

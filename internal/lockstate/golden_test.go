@@ -23,6 +23,7 @@ var goldenCases = []struct{ in, want string }{
 	{"schema4.json", "schema4.json"},
 	{"schema5.json", "schema5.json"},
 	{"schema6.json", "schema6.json"},
+	{"schema6-seats.json", "schema6-seats.json"},
 }
 
 // TestGolden is not parallel at the top level only so that UPDATE_GOLDEN

@@ -153,6 +153,13 @@ func AdmissibleRank(s *State, cfg Config, holderID string) int {
 		return -1
 	}
 	up := planUpgrade(s, cfg, "")
+	if !up.Pending() && seatMode(s, cfg) {
+		p := planSeats(s, cfg)
+		if p.reclaim[qi] {
+			return 0
+		}
+		return p.rank[qi]
+	}
 	sc := scanQueue(s, cfg, s.SchemaVersion >= 3)
 	if sc.reclaim[qi] {
 		return 0

@@ -479,6 +479,7 @@ func reapHolder(work *State, he HolderEvidence, it *ReapItem, now time.Time) err
 			RunURL:        h.RunURL,
 			RunnerID:      h.RunnerID,
 			Reason:        ReasonReapPrefix + it.Verdict.Reason,
+			Seat:          h.Seat,
 			State:         ReservationQuarantine,
 			CreatedAt:     FormatTime(now),
 		}

@@ -38,6 +38,9 @@ func validateState(s *State, origin string) error {
 	if err := validateFencing(s); err != nil {
 		return err
 	}
+	if err := validateSeatState(s); err != nil {
+		return err
+	}
 	holderIDs := map[string]bool{}
 	holderRunners := map[string]string{}
 	for i, h := range s.Holders {

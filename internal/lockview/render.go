@@ -58,15 +58,25 @@ func RenderTable(w io.Writer, v View) error {
 	}
 	fmt.Fprintf(&b, ", schema %d, state updated %s, as of %s\n", v.SchemaVersion, orDash(plain(v.UpdatedAt)), v.GeneratedAt)
 	fmt.Fprintf(&b, "Seats: %s\n", seatLine(v.Seats))
+	seats := seatMode(v)
+	renderSeatTable(&b, v)
 
 	b.WriteString("\nHOLDERS\n")
 	if len(v.Holders) == 0 {
 		b.WriteString("  none\n")
 	} else {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  SEAT\tREPOSITORY\tRUN\tJOB\tRUNNER\tAGE\tLEASE LEFT\tFENCING TOKEN\tRUN URL")
+		if seats {
+			fmt.Fprintln(tw, "  SEAT\tLABELS\tCLASS\tREPOSITORY\tRUN\tJOB\tRUNNER\tAGE\tLEASE LEFT\tFENCING TOKEN\tRUN URL")
+		} else {
+			fmt.Fprintln(tw, "  SEAT\tREPOSITORY\tRUN\tJOB\tRUNNER\tAGE\tLEASE LEFT\tFENCING TOKEN\tRUN URL")
+		}
 		for _, h := range v.Holders {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Seat, plain(h.Repository), runLabel(h.RunID, h.RunAttempt),
+			seat := plain(seatCell(h))
+			if seats {
+				seat += "\t" + plain(labelsText(h.Labels)) + "\t" + fmt.Sprint(h.Priority)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", seat, plain(h.Repository), runLabel(h.RunID, h.RunAttempt),
 				orDash(plain(h.Job)), orDash(plain(h.RunnerID)), age(h.AgeSeconds), leaseLeft(h.LeaseLeftSeconds),
 				orDash(plain(h.FencingToken)), orDash(plain(h.RunURL)))
 		}
@@ -78,9 +88,17 @@ func RenderTable(w io.Writer, v View) error {
 		b.WriteString("  empty\n")
 	} else {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  POS\tREPOSITORY\tRUN\tJOB\tRUNNER\tWAITING\tRUN URL")
+		if seats {
+			fmt.Fprintln(tw, "  POS\tLABELS\tCLASS\tPASSED\tREPOSITORY\tRUN\tJOB\tRUNNER\tWAITING\tRUN URL")
+		} else {
+			fmt.Fprintln(tw, "  POS\tREPOSITORY\tRUN\tJOB\tRUNNER\tWAITING\tRUN URL")
+		}
 		for _, q := range v.Queue {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", q.Position, plain(q.Repository), runLabel(q.RunID, q.RunAttempt),
+			pos := fmt.Sprint(q.Position)
+			if seats {
+				pos += fmt.Sprintf("\t%s\t%d\t%d", plain(labelsText(q.Labels)), q.Priority, q.Overtakes)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", pos, plain(q.Repository), runLabel(q.RunID, q.RunAttempt),
 				orDash(plain(q.Job)), orDash(plain(q.RunnerID)), age(q.WaitSeconds), orDash(plain(q.RunURL)))
 		}
 		_ = tw.Flush()
@@ -91,9 +109,17 @@ func RenderTable(w io.Writer, v View) error {
 		b.WriteString("  none\n")
 	} else {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  STATE\tRUNNER\tAGE\tTIME LEFT\tRESERVATION\tREASON")
+		if seats {
+			fmt.Fprintln(tw, "  STATE\tSEAT\tRUNNER\tAGE\tTIME LEFT\tRESERVATION\tREASON")
+		} else {
+			fmt.Fprintln(tw, "  STATE\tRUNNER\tAGE\tTIME LEFT\tRESERVATION\tREASON")
+		}
 		for _, r := range v.Reservations {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", plain(r.State), orDash(plain(r.RunnerID)), age(r.AgeSeconds),
+			state := plain(r.State)
+			if seats {
+				state += "\t" + orDash(plain(r.SeatName))
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", state, orDash(plain(r.RunnerID)), age(r.AgeSeconds),
 				timeLeft(r), plain(r.ReservationID), orDash(plain(r.Reason)))
 		}
 		_ = tw.Flush()
@@ -153,13 +179,24 @@ func RenderMarkdown(w io.Writer, v View) error {
 		b.WriteString("_No seat is occupied and nobody is waiting._\n\n")
 	}
 
+	seats := seatMode(v)
+	renderSeatMarkdown(&b, v)
+
 	b.WriteString("#### Holders\n\n")
 	if len(v.Holders) == 0 {
 		b.WriteString("None.\n\n")
 	} else {
-		b.WriteString("| Seat | Run | Job | Runner | Age | Lease left | Fencing token |\n|---:|---|---|---|---:|---:|---|\n")
+		if seats {
+			b.WriteString("| Seat | Labels | Class | Run | Job | Runner | Age | Lease left | Fencing token |\n|---|---|---:|---|---|---|---:|---:|---|\n")
+		} else {
+			b.WriteString("| Seat | Run | Job | Runner | Age | Lease left | Fencing token |\n|---:|---|---|---|---:|---:|---|\n")
+		}
 		for _, h := range v.Holders {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", h.Seat, runLink(h.Repository, h.RunID, h.RunAttempt, h.RunURL),
+			seat := fmt.Sprint(h.Seat)
+			if seats {
+				seat = fmt.Sprintf("%s | %s | %d", markdown.Code(seatCell(h)), markdown.CodeCell(labelsText(h.Labels)), h.Priority)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", seat, runLink(h.Repository, h.RunID, h.RunAttempt, h.RunURL),
 				markdown.Cell(h.Job), markdown.CodeCell(h.RunnerID), age(h.AgeSeconds), leaseLeft(h.LeaseLeftSeconds), markdown.CodeCell(h.FencingToken))
 		}
 		b.WriteString("\n")
@@ -169,9 +206,17 @@ func RenderMarkdown(w io.Writer, v View) error {
 	if len(v.Queue) == 0 {
 		b.WriteString("Empty.\n\n")
 	} else {
-		b.WriteString("| Position | Run | Job | Runner | Waiting |\n|---:|---|---|---|---:|\n")
+		if seats {
+			b.WriteString("| Position | Labels | Class | Passed | Run | Job | Runner | Waiting |\n|---:|---|---:|---:|---|---|---|---:|\n")
+		} else {
+			b.WriteString("| Position | Run | Job | Runner | Waiting |\n|---:|---|---|---|---:|\n")
+		}
 		for _, q := range v.Queue {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", q.Position, runLink(q.Repository, q.RunID, q.RunAttempt, q.RunURL),
+			pos := fmt.Sprint(q.Position)
+			if seats {
+				pos += fmt.Sprintf(" | %s | %d | %d", markdown.CodeCell(labelsText(q.Labels)), q.Priority, q.Overtakes)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", pos, runLink(q.Repository, q.RunID, q.RunAttempt, q.RunURL),
 				markdown.Cell(q.Job), markdown.CodeCell(q.RunnerID), age(q.WaitSeconds))
 		}
 		b.WriteString("\n")
@@ -181,9 +226,17 @@ func RenderMarkdown(w io.Writer, v View) error {
 	if len(v.Reservations) == 0 {
 		b.WriteString("None.\n")
 	} else {
-		b.WriteString("| State | Runner | Age | Time left | Reservation | Reason |\n|---|---|---:|---:|---|---|\n")
+		if seats {
+			b.WriteString("| State | Seat | Runner | Age | Time left | Reservation | Reason |\n|---|---|---|---:|---:|---|---|\n")
+		} else {
+			b.WriteString("| State | Runner | Age | Time left | Reservation | Reason |\n|---|---|---:|---:|---|---|\n")
+		}
 		for _, r := range v.Reservations {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", markdown.Cell(r.State), markdown.CodeCell(r.RunnerID), age(r.AgeSeconds), timeLeft(r),
+			state := markdown.Cell(r.State)
+			if seats {
+				state += " | " + markdown.CodeCell(r.SeatName)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", state, markdown.CodeCell(r.RunnerID), age(r.AgeSeconds), timeLeft(r),
 				markdown.CodeCell(r.ReservationID), markdown.Cell(r.Reason))
 		}
 		for _, r := range v.Reservations {
@@ -219,11 +272,14 @@ func Gantt(v View) string {
 		n++
 	}
 	seat := 0
-	section := func() {
+	section := func(name string) {
 		seat++
-		if v.Seats.Max > 0 && seat > v.Seats.Max {
+		switch {
+		case name != "":
+			fmt.Fprintf(&tasks, "  section Seat %s\n", mermaidLabel(name))
+		case v.Seats.Max > 0 && seat > v.Seats.Max:
 			fmt.Fprintf(&tasks, "  section Seat %d over capacity\n", seat)
-		} else {
+		default:
 			fmt.Fprintf(&tasks, "  section Seat %d\n", seat)
 		}
 	}
@@ -232,7 +288,7 @@ func Gantt(v View) string {
 		if !ok {
 			continue
 		}
-		section()
+		section(h.SeatName)
 		id := fmt.Sprintf("h%d", i+1)
 		label := fmt.Sprintf("%s run %s %s", h.Repository, h.RunID, h.Job)
 		exp, hasExp := parse(h.ExpiresAt)
@@ -252,7 +308,7 @@ func Gantt(v View) string {
 		if !ok || r.Expired {
 			continue
 		}
-		section()
+		section(r.SeatName)
 		id := fmt.Sprintf("r%d", i+1)
 		if r.State == "quarantine" {
 			task("quarantine "+r.RunnerID, "crit", id, created, now)
@@ -365,6 +421,9 @@ func seatLine(s Seats) string {
 		plural(s.Holders, "holder"), plural(s.Reservations, "reservation"), max(s.Free, 0), s.Queued)
 	if s.Free < 0 {
 		line += fmt.Sprintf(", over capacity by %d", -s.Free)
+	}
+	if s.Draining > 0 {
+		line += fmt.Sprintf(", %s draining (removed from the config)", plural(s.Draining, "seat"))
 	}
 	return line
 }

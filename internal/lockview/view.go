@@ -93,7 +93,10 @@ type View struct {
 	Queue         []QueueView       `json:"queue"`
 	Reservations  []ReservationView `json:"reservations"`
 	Incident      *IncidentView     `json:"incident"`
-	now           time.Time         // the instant rendered as "now"
+	// SeatTable lists the named seats (issue 25) when the config names
+	// seats or a holder or reservation records one; omitted otherwise.
+	SeatTable []SeatRow `json:"seatTable,omitempty"`
+	now       time.Time // the instant rendered as "now"
 }
 
 // Seats summarizes capacity.
@@ -105,8 +108,15 @@ type Seats struct {
 	Reservations int `json:"reservations"`
 	// Free is Max - Holders - live Reservations (expired cooldowns are
 	// pruned by the next write, so they do not count); negative when
-	// maxHolders was lowered below the occupancy.
+	// maxHolders was lowered below the occupancy. With named seats it is
+	// the free configured seats less the holders and live reservations
+	// that record no seat (admitted before the config named its seats): a
+	// draining seat (removed from the config, still occupied) is not
+	// counted against the new list.
 	Free int `json:"free"`
+	// Draining counts the seats removed from the config that a holder or
+	// a live reservation still records.
+	Draining int `json:"draining,omitempty"`
 	// Queued is the queue length.
 	Queued int `json:"queued"`
 }
@@ -129,6 +139,13 @@ type HolderView struct {
 	AgeSeconds       *int64 `json:"ageSeconds"`
 	LeaseLeftSeconds *int64 `json:"leaseLeftSeconds"`
 	FencingToken     string `json:"fencingToken,omitempty"`
+	// SeatName is the named seat the holder records (issue 25; seat is
+	// the holder's position in the list).
+	SeatName string `json:"seatName,omitempty"`
+	// Labels and Priority are the labels and priority class the holder
+	// was admitted with (nil labels: any seat).
+	Labels   []string `json:"labels,omitempty"`
+	Priority int      `json:"priority"`
 }
 
 // QueueView is one queued request.
@@ -144,6 +161,12 @@ type QueueView struct {
 	RunnerID    string `json:"runnerId,omitempty"`
 	QueuedAt    string `json:"queuedAt"`
 	WaitSeconds *int64 `json:"waitSeconds"`
+	// Labels are the seat labels the waiter asked for (nil: any seat);
+	// Priority is its class (0-9, higher admitted first); Overtakes is
+	// how many later waiters were admitted past it (at most maxOvertakes).
+	Labels    []string `json:"labels,omitempty"`
+	Priority  int      `json:"priority"`
+	Overtakes int      `json:"overtakes"`
 }
 
 // ReservationView is one cooldown or quarantine.
@@ -165,6 +188,8 @@ type ReservationView struct {
 	Expired bool `json:"expired,omitempty"`
 	// RecoveryCommand is set for quarantines.
 	RecoveryCommand string `json:"recoveryCommand,omitempty"`
+	// SeatName is the named seat the reservation keeps out of service.
+	SeatName string `json:"seatName,omitempty"`
 }
 
 // IncidentView is the active schema-5 account incident.
@@ -208,7 +233,7 @@ func Build(s *lockstate.State, opts Options) View {
 			Seat: i + 1, HolderID: h.HolderID, Repository: h.Repository, Workflow: h.Workflow, Job: h.Job,
 			RunID: h.RunID, RunAttempt: h.RunAttempt, RunURL: h.RunURL, RunnerID: h.RunnerID, JobID: h.JobID,
 			QueuedAt: h.QueuedAt, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt,
-			FencingToken: ft(s, h.HolderID),
+			FencingToken: ft(s, h.HolderID), SeatName: h.Seat, Labels: h.LabelList(), Priority: h.Priority,
 		}
 		if t, ok := lockstate.ParseTime(h.AcquiredAt); ok {
 			hv.AgeSeconds = seconds(now.Sub(t))
@@ -222,6 +247,7 @@ func Build(s *lockstate.State, opts Options) View {
 		qv := QueueView{
 			Position: i + 1, HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow, Job: e.Job,
 			RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: e.RunnerID, QueuedAt: e.QueuedAt,
+			Labels: e.LabelList(), Priority: e.Priority, Overtakes: e.Overtakes,
 		}
 		if t, ok := lockstate.ParseTime(e.QueuedAt); ok {
 			qv.WaitSeconds = seconds(now.Sub(t))
@@ -233,7 +259,7 @@ func Build(s *lockstate.State, opts Options) View {
 		rv := ReservationView{
 			ReservationID: r.ReservationID, State: r.State, HolderID: r.HolderID, Repository: r.Repository,
 			RunID: r.RunID, RunURL: r.RunURL, RunnerID: r.RunnerID, Reason: r.Reason, CreatedAt: r.CreatedAt,
-			AvailableAt: r.AvailableAt,
+			AvailableAt: r.AvailableAt, SeatName: r.Seat,
 		}
 		if t, ok := lockstate.ParseTime(r.CreatedAt); ok {
 			rv.AgeSeconds = seconds(now.Sub(t))
@@ -271,6 +297,32 @@ func Build(s *lockstate.State, opts Options) View {
 		Reservations: live,
 		Free:         opts.Config.MaxHolders - len(s.Holders) - live,
 		Queued:       len(s.Queue),
+	}
+	v.SeatTable = seatTable(s, opts.Config, func(availableAt string) bool {
+		t, ok := lockstate.ParseTime(availableAt)
+		return ok && !t.After(now)
+	})
+	if opts.Config.Seats.Len() > 0 {
+		free, unassigned := 0, 0
+		for _, r := range v.SeatTable {
+			switch r.State {
+			case SeatFree:
+				free++
+			case SeatDraining:
+				v.Seats.Draining++
+			}
+		}
+		for _, h := range v.Holders {
+			if h.SeatName == "" {
+				unassigned++
+			}
+		}
+		for _, r := range v.Reservations {
+			if r.SeatName == "" && !r.Expired {
+				unassigned++
+			}
+		}
+		v.Seats.Free = free - unassigned
 	}
 	return v
 }

@@ -27,6 +27,12 @@ const (
 	// TrustStaleRead makes acquire report acquired from a read that would
 	// admit it, without a committed compare-and-swap.
 	TrustStaleRead
+	// SeatGivenTwice makes the seat scan (lockstate planSeats) ignore the
+	// seats holders record, so a free seat may be one a holder has.
+	SeatGivenTwice
+	// PriorityStarves makes a higher priority class pass an earlier waiter
+	// regardless of maxOvertakes (the barrier holds only within a class).
+	PriorityStarves
 	numBugs
 )
 
@@ -52,6 +58,10 @@ func (b Bug) String() string {
 		return "drop-run-attempt-fence"
 	case TrustStaleRead:
 		return "trust-stale-read"
+	case SeatGivenTwice:
+		return "seat-given-twice"
+	case PriorityStarves:
+		return "priority-starves"
 	}
 	return "unknown"
 }

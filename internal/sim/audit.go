@@ -52,9 +52,10 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 			versions[i].Actor = "unknown"
 		}
 	}
+	seats, limit := s.checkerSeats()
 	cr := checker.Check(versions, checker.Input{
-		Lock: lockName, ServerURL: serverURL, MaxHolders: s.cfg.MaxHolders,
-		MaxOvertakes: s.cfg.MaxOvertakes, CheckOvertakes: true, Authorize: s.authorize,
+		Lock: lockName, ServerURL: serverURL, MaxHolders: limit,
+		MaxOvertakes: s.cfg.MaxOvertakes, CheckOvertakes: true, Authorize: s.authorize, Seats: seats,
 	})
 	rep.Violations = append(rep.Violations, cr.Violations...)
 	rep.Admissions = len(cr.Admissions)
@@ -106,6 +107,18 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 	}
 
 	s.auditSharedSeats(violate)
+	times := make([]time.Time, len(hist))
+	for i, v := range hist {
+		times[i] = v.Time
+	}
+	s.auditSeats(states, times, violate)
+	if s.seats != nil {
+		s.seats.mu.Lock()
+		if len(s.seats.log) > 0 {
+			rep.Schedule += "; " + strings.Join(s.seats.log, "; ")
+		}
+		s.seats.mu.Unlock()
+	}
 	s.auditSilentFailures(hist, states, violate)
 	s.auditRetryAfter(m, violate)
 	s.auditWriteSpacing(violate)

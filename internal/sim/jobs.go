@@ -43,6 +43,10 @@ type job struct {
 	// its attempt ends and the rerun takes the seat or queues, so the stale
 	// attempt's release meets the rerun's entry (scenarios.go).
 	lateZombie bool
+	// labels and priority are the seat-labels and priority inputs (seat
+	// seeds, seats.go); a rerun keeps them.
+	labels   string
+	priority int
 
 	clk    skewClock
 	dead   atomic.Bool
@@ -102,6 +106,7 @@ func (s *sim) newJob(repo string, runID int64, name, runner string, attempt, pr 
 	j.skipRelease = j.withPost && s.intn(4) == 0
 	j.blocked = s.schema >= 5 && s.intn(30) == 0
 	j.unsafe = s.intn(5) == 0
+	s.seatRequest(j)
 	// Runner clocks: most are close, some are an hour off, some drift.
 	switch r := s.intn(10); {
 	case r < 6:

@@ -9,10 +9,17 @@ import (
 // linTotals sums the linearizability checks of a tier.
 type linTotals struct {
 	histories, linearizable, ops, writes, unknown, refused, claims int
-	steps, maxSteps                                                int64
+	// notModelled counts the seat seeds, whose history the check skips
+	// (no verdict: the model knows anonymous FIFO seats only).
+	notModelled     int
+	steps, maxSteps int64
 }
 
 func (l *linTotals) add(r linearizability.Result) {
+	if r.Verdict == "" {
+		l.notModelled++
+		return
+	}
 	l.histories++
 	if r.OK() {
 		l.linearizable++
@@ -27,6 +34,6 @@ func (l *linTotals) add(r linearizability.Result) {
 }
 
 func (l linTotals) String() string {
-	return fmt.Sprintf("linearizability (porcupine): histories=%d linearizable=%d operations=%d writes=%d (unknown outcome %d, refused %d) claims=%d model-steps=%d (max %d in one seed)",
-		l.histories, l.linearizable, l.ops, l.writes, l.unknown, l.refused, l.claims, l.steps, l.maxSteps)
+	return fmt.Sprintf("linearizability (porcupine): histories=%d linearizable=%d operations=%d writes=%d (unknown outcome %d, refused %d) claims=%d model-steps=%d (max %d in one seed); seat seeds not modelled=%d",
+		l.histories, l.linearizable, l.ops, l.writes, l.unknown, l.refused, l.claims, l.steps, l.maxSteps, l.notModelled)
 }

@@ -28,6 +28,7 @@ func (s *sim) chooseConfig(c Config) {
 		AccountHealth:          schema >= 5,
 		FencedAdmission:        schema >= 6,
 	}
+	s.chooseSeats(c)
 	// Upgrades while jobs keep arriving: start one or two schema levels
 	// lower and raise the config flags later; admission pauses until the
 	// lock drains, then the next writer upgrades it (docs/state-schema.md
@@ -101,8 +102,13 @@ func (s *sim) seedState(schema int) {
 }
 
 func (s *sim) writeConfig(level int) {
-	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t}`,
-		s.cfg.MaxHolders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6)
+	// One config write at a time: a seat seed's live seat change and a
+	// schema step may race.
+	s.cfgWriteMu.Lock()
+	defer s.cfgWriteMu.Unlock()
+	seats, holders := s.seatMembers(level)
+	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t%s}`,
+		holders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6, seats)
 	s.cfgLevel.Store(int32(level))
 	s.cfgMu.Lock()
 	s.cfgChanges = append(s.cfgChanges, cfgChange{at: time.Now(), level: level})

@@ -136,6 +136,7 @@ func (s *sim) runJob(j *job) {
 		defer deathTimer.Stop()
 	}
 	env := s.baseEnv(j)
+	seatEnv(j, env)
 	if j.withPost {
 		env["BUILD_LOCK_MODE"] = acquire.ModeAcquireWithCleanup
 	}

@@ -103,6 +103,7 @@ func (s *sim) newJobLocked(j *job, attempt int) *job {
 	defer s.jobsMu.Unlock()
 	n := s.newJob(j.repo, j.runID, j.name, j.runner, attempt, j.pr)
 	n.start = 0
+	n.labels, n.priority = j.labels, j.priority
 	if n.death == "zombie" {
 		n.death = ""
 	}

@@ -34,6 +34,10 @@ type Config struct {
 	Aging int
 	// Schema forces the target schema path (2..6); 0 lets the seed decide.
 	Schema int
+	// Seats forces (1) or forbids (-1) named seats, labels and priority
+	// classes on a seed whose target schema is 6 (seats.go); 0 lets the
+	// seed decide.
+	Seats int
 	// Debug fills Report.Debug with every process's stdout.
 	Debug bool
 	// Inspect, when set, is called with the emulator after every actor
@@ -123,6 +127,9 @@ type sim struct {
 	// cfgChanges is every config write, in order (the drain audit).
 	cfgChanges []cfgChange
 	cfgMu      sync.Mutex
+	cfgWriteMu sync.Mutex
+	// seats is a seat seed's world (nil otherwise).
+	seats *seatWorld
 }
 
 func (s *sim) intn(n int) int {
@@ -194,6 +201,7 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 		s.aging = false
 	}
 	s.planScenarios()
+	s.seatChanges()
 
 	// Background actors: the scheduled reaper and the operator.
 	bg, stopBG := context.WithCancel(context.Background())

@@ -81,6 +81,20 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 	if err != nil {
 		return true, false, err
 	}
+	if dec.Changed && q.holdWrites(snap.State) {
+		q.logConfigUnread()
+		return false, false, nil
+	}
+	if dec.Changed && q.staleConfig(snap.State) {
+		// The state is at a schema above what this run's config snapshot
+		// asks for: another writer read a newer config (one that may name
+		// seats). Read the config again before writing.
+		q.cfgAt = time.Time{}
+		if err := q.refreshConfig(ctx, false); err != nil {
+			return true, false, err
+		}
+		return false, true, nil
+	}
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
 	prChecked := false
@@ -143,6 +157,8 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 			return "", errBlocked
 		case !d.Changed:
 			return "", store.ErrNoChange
+		case q.holdWrites(s):
+			return "", errConfigUnread
 		case d.Outcome == lockstate.OutcomeAdmitted && q.s.PR.Scoped && !prChecked:
 			return "", errReplan
 		}
@@ -169,6 +185,9 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		}
 	}
 	switch {
+	case errors.Is(err, errConfigUnread):
+		q.logConfigUnread()
+		return false, false, nil
 	case errors.Is(err, errReplan):
 		return false, true, nil
 	case errors.Is(err, errBlocked):
@@ -322,4 +341,57 @@ func (q *acquirer) unknown(ctx context.Context, cause error) error {
 		q.a.Warning("Retracting the undecided admission also failed (the release step will retry): " + cerr.Error())
 	}
 	return err
+}
+
+// errConfigUnread ends a write round that holdWrites held back.
+var errConfigUnread = errors.New("acquire: the lock config has not been read yet")
+
+// holdWrites reports whether this run must not write s's next version yet:
+// no usable read of the lock config (cfgUnread), and the safe defaults (one
+// anonymous seat) could be wrong for this lock: the run asked for seat
+// labels or a priority class, the state is at schema 6 (where the config
+// may name seats: an admission on the defaults would record no seat and
+// output none), or nothing is in it yet (its first write creates it at the
+// schema the config asks for). An older lock with anonymous seats is
+// admitted on the defaults, as the reference does.
+//
+// A failed refresh (cfgCapped: the snapshot is older than the config
+// TTL) holds the same writes at schema 6 too: the config may have named
+// seats since the snapshot was read, and the one-seat cap does not apply
+// to a seat list.
+func (q *acquirer) holdWrites(s *lockstate.State) bool {
+	asked := len(q.s.SeatLabels) > 0 || q.s.Priority > 0
+	fenced := s.SchemaVersion >= lockstate.FencedSchemaVersion
+	if q.cfgCapped && (asked || fenced) {
+		return true
+	}
+	if !q.cfgUnread {
+		return false
+	}
+	empty := len(s.Holders) == 0 && len(s.Queue) == 0 && len(s.Reservations) == 0 && s.ActiveIncident == nil
+	return asked || fenced || empty
+}
+
+// logConfigUnread says why this run waits without writing, at most once a
+// minute.
+func (q *acquirer) logConfigUnread() {
+	if !q.cfgUnreadLogged.IsZero() && q.now().Sub(q.cfgUnreadLogged) < time.Minute {
+		return
+	}
+	q.cfgUnreadLogged = q.now()
+	q.a.Printf("Waiting for the lock config of %s: no read of %s has succeeded yet, and this lock is not admitted on the safe defaults (named seats, a seat request or a new lock); reading it again at the next poll.",
+		q.s.Target.Lock, q.st.ConfigPath())
+}
+
+// staleConfigAge is how old a config snapshot may be before a state at a
+// schema above the snapshot's target makes acquire read it again before
+// writing (the operator may really have turned a feature off: a fresher
+// snapshot is then trusted).
+const staleConfigAge = 30 * time.Second
+
+// staleConfig reports a config snapshot older than staleConfigAge whose
+// target schema is below s's: a newer config was read by the writer that
+// upgraded s (schema never goes down).
+func (q *acquirer) staleConfig(s *lockstate.State) bool {
+	return !q.cfgCapped && s.SchemaVersion > lockstate.TargetSchema(q.cfg) && q.now().Sub(q.cfgAt) >= staleConfigAge
 }

@@ -26,6 +26,7 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 		stateSHA:            sha,
 		quarantineRecovered: dec.QuarantineRecovered || q.consumedQuarantine != nil,
 		fencing:             fencingToken(dec),
+		seat:                heldSeat(s, q.id.HolderID, dec),
 	}
 	// Evidence for this job's release and post steps that it holds a seat,
 	// so a stale read there cannot pass for "nothing to release".
@@ -187,4 +188,15 @@ func incidentMessage(lock string, inc *lockstate.Incident, cleanupFailed bool) s
 	}
 	fmt.Fprintf(&b, " Reconcile every Unity Portal activation, then dispatch Recover build lock (.github/workflows/recover-build-lock.yml) with operation=recover-incident, incident-id=%s, and portal-cleanup-confirmed=true.", inc.IncidentID)
 	return b.String()
+}
+
+// heldSeat is the named seat holderID holds: the holder's seat in the
+// state that admitted it, else the decision's ("" without named seats).
+func heldSeat(s *lockstate.State, holderID string, dec lockstate.AcquireDecision) string {
+	if s != nil {
+		if i := lockstate.HolderIndex(s, holderID); i >= 0 && s.Holders[i].Seat != "" {
+			return s.Holders[i].Seat
+		}
+	}
+	return dec.Seat
 }

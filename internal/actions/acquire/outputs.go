@@ -31,6 +31,16 @@ const (
 	OutputResourceHealth      = "resource-health"
 	OutputResourceReason      = "resource-reason"
 	OutputFencingToken        = "fencing-token"
+	// OutputSeat and OutputSeatLabels (issue 25): the named seat this run
+	// holds and the labels the lock config gives it ("" when the config
+	// names no seats, or the run holds none).
+	OutputSeat       = "seat"
+	OutputSeatLabels = "seat-labels"
+	// OutputSeatSecretSuffix is the seat as a secret-name part
+	// (lockstate.SeatSecretSuffix: PRO_A_1 for pro-a-1), for
+	// secrets[format('UNITY_SERIAL_{0}', ...)]: GitHub secret names hold
+	// only letters, digits and underscores.
+	OutputSeatSecretSuffix = "seat-secret-suffix"
 )
 
 // admission-result values (spec §1.2).
@@ -54,6 +64,8 @@ type outcome struct {
 	quarantineRecovered bool
 	incident            *lockstate.Incident
 	fencing             int64
+	// seat is the named seat this run holds ("" without named seats).
+	seat string
 }
 
 // report writes every output and the job summary.
@@ -85,11 +97,35 @@ func (q *acquirer) report(o outcome) error {
 		{OutputResourceHealth, health},
 		{OutputResourceReason, reason},
 		{OutputFencingToken, fencing},
+		{OutputSeat, o.seat},
+		{OutputSeatLabels, q.seatLabels(o.seat)},
+		{OutputSeatSecretSuffix, seatSecretSuffix(o.seat)},
 	}
 	err := q.a.SetOutputs(outs)
 	q.reported = true
 	q.summary(o, wait)
 	return err
+}
+
+// seatLabels is the comma-separated labels the config in force gives the
+// named seat ("" for none).
+func (q *acquirer) seatLabels(seat string) string {
+	if seat == "" {
+		return ""
+	}
+	sc, ok := q.cfg.Seat(seat)
+	if !ok {
+		return ""
+	}
+	return strings.Join(sc.Labels, ",")
+}
+
+// seatSecretSuffix is OutputSeatSecretSuffix's value ("" without a seat).
+func seatSecretSuffix(seat string) string {
+	if seat == "" {
+		return ""
+	}
+	return lockstate.SeatSecretSuffix(seat)
 }
 
 // resultCancelled is the admission-result of an acquire cancelled by the
@@ -130,6 +166,20 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	rows = append(rows, actionkit.Row{Field: "Queue position at entry", Value: entry})
 	if o.fencing > 0 {
 		rows = append(rows, actionkit.Row{Field: "Fencing token", Value: markdown.Code(strconv.FormatInt(o.fencing, 10))})
+	}
+	if o.seat != "" {
+		seat := markdown.Code(o.seat)
+		if l := q.seatLabels(o.seat); l != "" {
+			seat += " (labels " + markdown.Code(l) + ")"
+		}
+		rows = append(rows, actionkit.Row{Field: "Seat", Value: seat})
+	}
+	if len(q.s.SeatLabels) > 0 || q.s.Priority > 0 {
+		asked := "any seat"
+		if len(q.s.SeatLabels) > 0 {
+			asked = "labels " + markdown.Code(strings.Join(q.s.SeatLabels, ","))
+		}
+		rows = append(rows, actionkit.Row{Field: "Asked for", Value: asked + fmt.Sprintf(", priority %d", q.s.Priority)})
 	}
 	if o.quarantineRecovered {
 		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: "yes (same runner)"})

@@ -135,6 +135,12 @@ type acquirer struct {
 	// cfgCapped: the last config refresh could not read the file, so
 	// capacity is capped at the safe default until a read succeeds.
 	cfgCapped bool
+	// cfgUnread: no usable read of the lock config: the first read fell
+	// back to the safe defaults, or a refresh of a config naming seats
+	// failed (the one-seat cap does not apply to a seat list); see
+	// holdWrites.
+	cfgUnread       bool
+	cfgUnreadLogged time.Time
 	// arrival is the arrival snapshot of the first state read: the entry
 	// is inserted by arrival (lockstate.AcquireRequest.Arrival), so a lost
 	// or spread-out join never costs queue position.
@@ -232,7 +238,7 @@ func (q *acquirer) now() time.Time { return q.d.Clock.Now() }
 
 // req is the AcquireRequest of this invocation.
 func (q *acquirer) req() lockstate.AcquireRequest {
-	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.Lease, Arrival: q.arrival}
+	return lockstate.AcquireRequest{Identity: q.id, Lease: q.s.Lease, Arrival: q.arrival, Labels: q.s.SeatLabels, Priority: q.s.Priority}
 }
 
 // refreshConfig reads the lock config (initially, then every configTTL)
@@ -255,6 +261,18 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 		return err
 	}
 	cfg, warnings := snap.Config, snap.Warnings
+	if !initial && snap.Unavailable && q.cfg.Seats.Len() > 0 {
+		// Named seats: capacity is the seat list, so the one-seat cap
+		// cannot be applied to it (a capped config names more seats than
+		// it allows and admits anonymously). Write nothing until a read
+		// succeeds (holdWrites), reading again at every poll.
+		if !q.cfgUnread {
+			q.a.Warning(fmt.Sprintf("Unable to refresh the lock config; %s names seats, so nothing is admitted until it can be read again: %s",
+				q.st.ConfigPath(), strings.Join(warnings, "; ")))
+		}
+		q.cfgUnread, q.cfgCapped = true, true
+		return nil
+	}
 	if !initial && snap.Unavailable {
 		if !q.cfgCapped {
 			q.a.Warning(fmt.Sprintf("Unable to refresh the lock config; admitting with at most %d seat(s) (the safe default) and the previous snapshot's other settings until it can be read again: %s",
@@ -264,7 +282,18 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 		q.cfg.MaxHolders = min(q.cfg.MaxHolders, lockstate.DefaultMaxHolders)
 		return nil
 	}
-	q.cfgCapped = false
+	if initial && snap.Unavailable {
+		// The first read could not read the file at all: admit nothing on
+		// the safe defaults where they could be wrong (holdWrites), and read
+		// again at every poll until a read succeeds. The requirements and
+		// the seat request are checked against the first config read.
+		for _, w := range warnings {
+			q.a.Warning(w)
+		}
+		q.cfg, q.cfgUnread, q.cfgCapped = cfg, true, true
+		return nil
+	}
+	q.cfgCapped, q.cfgUnread = false, false
 	q.cfgAt = q.now()
 	if initial && snap.Missing {
 		if err := q.st.CheckLockNameCase(ctx); err != nil {
@@ -282,6 +311,16 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	if cfg.ReleaseCooldownSeconds < q.s.MinCooldown {
 		return lockaction.Refuse("config-requirement", "acquire requires releaseCooldownSeconds >= %d (minimum-release-cooldown-seconds), but %s sets %d",
 			q.s.MinCooldown, q.st.ConfigPath(), cfg.ReleaseCooldownSeconds)
+	}
+	// The seat request against this config (issue 25): labels some seat
+	// carries and a priority class the caller may use, refused before any
+	// write (and again on every snapshot: a reviewed config change may
+	// withdraw them while this job waits).
+	if err := lockstate.CheckLabels(cfg, q.s.SeatLabels); err != nil {
+		return err
+	}
+	if err := lockstate.CheckPriority(cfg, q.s.Caller, q.s.Priority); err != nil {
+		return err
 	}
 	q.cfg = cfg
 	return nil

@@ -22,6 +22,12 @@ const (
 	InputPollSeconds                   = "poll-seconds"
 	InputRequireResourceLifecycle      = "require-resource-lifecycle"
 	InputMinimumReleaseCooldownSeconds = "minimum-release-cooldown-seconds"
+	// InputSeatLabels is the seat-label expression (issue 25): one label,
+	// or "a,b" for a seat carrying all of them; empty means any seat.
+	InputSeatLabels = "seat-labels"
+	// InputPriority is the priority class, 0 (default) to
+	// lockstate.MaxPriority; the lock config says who may use which.
+	InputPriority = "priority"
 )
 
 // Defaults of the inputs and environment knobs (spec §1.2, §3.6, Appendix A).
@@ -47,6 +53,9 @@ const (
 	DefaultRequireLifecycle = false
 	// DefaultMinCooldownSeconds: no release cooldown is required by default.
 	DefaultMinCooldownSeconds = 0
+	// DefaultPriority: every job is in the lowest class unless it asks
+	// for more (and the lock config allows it).
+	DefaultPriority = 0
 )
 
 // Environment variables read by acquire besides the inputs.
@@ -100,6 +109,13 @@ type Settings struct {
 	// minimum-release-cooldown-seconds.
 	RequireLifecycle bool
 	MinCooldown      int
+	// SeatLabels are the seat-labels input, normalized (nil: any seat);
+	// Priority the priority input; Caller what the priority privilege
+	// depends on, from the runner's own GITHUB_REPOSITORY and
+	// GITHUB_EVENT_NAME (never from inputs).
+	SeatLabels []string
+	Priority   int
+	Caller     lockstate.PriorityCaller
 	// AuthGrace and ConfigTTL are the BUILD_LOCK_AUTH_GRACE_MS and
 	// BUILD_LOCK_CONFIG_TTL_MS knobs.
 	AuthGrace, ConfigTTL time.Duration
@@ -167,6 +183,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	p.Add(err)
 	s.MinCooldown, err = in.NonNegativeIntMax(InputMinimumReleaseCooldownSeconds, DefaultMinCooldownSeconds, lockstate.MaxReleaseCooldownSeconds)
 	p.Add(err)
+	s.SeatLabels, err = lockstate.ParseLabelExpression(in.Input(InputSeatLabels))
+	if err != nil {
+		p.Add(&actionio.InputError{Input: InputSeatLabels, Code: actionio.CodePatternMismatch, Message: err.Error()})
+	}
+	s.Priority, err = in.NonNegativeIntMax(InputPriority, DefaultPriority, lockstate.MaxPriority)
+	p.Add(err)
+	s.Caller = lockstate.PriorityCaller{Repository: s.Run.Repository, PullRequest: pullRequestEvent(s.Run.EventName)}
 	var warn string
 	if s.AuthGrace, warn = actionkit.ParseMillis(EnvAuthGraceMS, getenv(EnvAuthGraceMS), DefaultAuthGrace); warn != "" {
 		s.Warnings = append(s.Warnings, warn)
@@ -189,4 +212,15 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	s.Credentials = lockaction.ParseCredentials(getenv, lockaction.EnvAppID, lockaction.EnvAppPrivateKey, &p)
 	return s, p.Err()
+}
+
+// pullRequestEvent reports whether a run of event name runs code from a
+// pull request (the events whose runs the priority config's
+// maxForPullRequests caps).
+func pullRequestEvent(name string) bool {
+	switch name {
+	case "pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment", "merge_group":
+		return true
+	}
+	return false
 }

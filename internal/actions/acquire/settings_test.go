@@ -3,11 +3,9 @@ package acquire_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,20 +13,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings/settingstest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
-
-// noRequests is a transport that fails the test on any request.
-type noRequests struct {
-	t *testing.T
-	n atomic.Int64
-}
-
-func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.n.Add(1)
-	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
-	return nil, errors.New("no request may be sent")
-}
 
 // TestBadInputsAreAllReportedBeforeAnyRequest: several invalid inputs at
 // once are all listed in one error, whose reason code is the first
@@ -81,11 +68,10 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	assert.NotContains(t, err.Error(), "ghs_secret")
 
 	var out actionio.SyncBuffer
-	api := &noRequests{t: t}
+	api := settingstest.NoRequests(t)
 	err = acquire.Run(context.Background(), acquire.Deps{Getenv: getenv, Stdout: &out, Transport: api})
 	require.ErrorAs(t, err, &se)
 	assert.Len(t, se.Problems, len(want))
-	assert.Zero(t, api.n.Load(), "requests sent")
 	_, serr := os.Stat(env["GITHUB_STATE"])
 	assert.True(t, errors.Is(serr, os.ErrNotExist), "GITHUB_STATE written: %v", serr)
 	outputs, rerr := actionio.ReadFileCommands(env["GITHUB_OUTPUT"])

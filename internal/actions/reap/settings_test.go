@@ -3,10 +3,8 @@ package reap_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,20 +12,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings/settingstest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
-
-// noRequests is a transport that fails the test on any request.
-type noRequests struct {
-	t *testing.T
-	n atomic.Int64
-}
-
-func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.n.Add(1)
-	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
-	return nil, errors.New("no request may be sent")
-}
 
 // TestBadInputsAreAllReportedBeforeAnyRequest: a reap run with invalid
 // target, caller, writer and reader credentials lists every problem in one
@@ -52,7 +39,7 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	}
 	getenv := func(k string) string { return env[k] }
 	var out actionio.SyncBuffer
-	api := &noRequests{t: t}
+	api := settingstest.NoRequests(t)
 	err := reap.Run(context.Background(), reap.Deps{Getenv: getenv, Stdout: &out, Transport: api})
 	var se *lockaction.SettingsError
 	require.ErrorAs(t, err, &se)
@@ -62,7 +49,6 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	}
 	assert.Equal(t, []string{"runner-url", "caller-ids", "app-credentials", reap.RuleReaderCredentials}, got)
 	assert.Equal(t, "runner-url", lockaction.ReasonCode(err))
-	assert.Zero(t, api.n.Load(), "requests sent")
 	for _, f := range []string{"GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"} {
 		_, serr := os.Stat(env[f])
 		assert.True(t, errors.Is(serr, os.ErrNotExist), "%s written: %v", f, serr)

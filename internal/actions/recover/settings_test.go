@@ -3,10 +3,8 @@ package recover_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,20 +12,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings/settingstest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
-
-// noRequests is a transport that fails the test on any request.
-type noRequests struct {
-	t *testing.T
-	n atomic.Int64
-}
-
-func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.n.Add(1)
-	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
-	return nil, errors.New("no request may be sent")
-}
 
 // TestBadInputsAreAllReportedBeforeAnyRequest: a recovery with every
 // proof, target and credential problem at once lists them all in one error,
@@ -52,7 +39,7 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	}
 	getenv := func(k string) string { return env[k] }
 	var out actionio.SyncBuffer
-	api := &noRequests{t: t}
+	api := settingstest.NoRequests(t)
 	err := recoveraction.Run(context.Background(), recoveraction.Deps{Getenv: getenv, Stdout: &out, Transport: api})
 	var se *lockaction.SettingsError
 	require.ErrorAs(t, err, &se)
@@ -61,7 +48,6 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 		got = append(got, lockaction.ReasonCode(p))
 	}
 	assert.Equal(t, []string{"reservation-id-required", "resource-safe-required", "input-required", "state-branch-ambiguous", "app-id"}, got)
-	assert.Zero(t, api.n.Load(), "requests sent")
 	for _, f := range []string{"GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"} {
 		_, serr := os.Stat(env[f])
 		assert.True(t, errors.Is(serr, os.ErrNotExist), "%s written: %v", f, serr)

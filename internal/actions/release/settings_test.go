@@ -3,10 +3,8 @@ package release_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,20 +12,9 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings/settingstest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
-
-// noRequests is a transport that fails the test on any request.
-type noRequests struct {
-	t *testing.T
-	n atomic.Int64
-}
-
-func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.n.Add(1)
-	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
-	return nil, errors.New("no request may be sent")
-}
 
 // TestBadInputsAreAllReportedBeforeAnyRequest: several invalid inputs at
 // once are all listed in one error, whose reason code is the first
@@ -65,11 +52,10 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	assert.Equal(t, "lock-name-reserved", lockaction.ReasonCode(err))
 
 	var out actionio.SyncBuffer
-	api := &noRequests{t: t}
+	api := settingstest.NoRequests(t)
 	err = release.Run(context.Background(), release.Deps{Getenv: getenv, Stdout: &out, Transport: api})
 	require.ErrorAs(t, err, &se)
 	assert.Len(t, se.Problems, len(got))
-	assert.Zero(t, api.n.Load(), "requests sent")
 	for _, f := range []string{"GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"} {
 		_, serr := os.Stat(env[f])
 		assert.True(t, errors.Is(serr, os.ErrNotExist), "%s written: %v", f, serr)

@@ -83,6 +83,7 @@ func htmlLock(b *strings.Builder, l LockReport) {
 		}
 		b.WriteString("</table>\n")
 	}
+	htmlSeats(b, st)
 	if wi := l.WhatIf; wi != nil {
 		b.WriteString("<h3>What if the lock had other seat counts</h3>\n")
 		fmt.Fprintf(b, "<p>The %d admitted jobs of the window, replayed through the build lock's own transitions with each seat count (instant handoff; %d jobs that gave up are not replayed). Compare the rows with each other.</p>\n", wi.Jobs, wi.Skipped)
@@ -165,4 +166,28 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// htmlSeats writes the per-class, per-label-set and per-seat tables (issue
+// 25) when the window saw named seats, labels or classes.
+func htmlSeats(b *strings.Builder, st *history.Stats) {
+	groups := func(title, column string, gs []history.GroupStats) {
+		if len(gs) == 0 {
+			return
+		}
+		fmt.Fprintf(b, "<h3>%s</h3>\n<table>\n<tr><th>%s</th><th>Admissions</th><th>Wait p50</th><th>Wait p95</th><th>Wait max</th></tr>\n", esc(title), esc(column))
+		for _, g := range gs {
+			fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%d</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(g.Key), g.Admissions, dur(g.Wait.P50), dur(g.Wait.P95), dur(g.Wait.Max))
+		}
+		b.WriteString("</table>\n")
+	}
+	groups("By priority class", "Class", st.Classes)
+	groups("By seat labels", "Labels", st.LabelSets)
+	if len(st.SeatUse) > 0 {
+		b.WriteString("<h3>By seat</h3>\n<table>\n<tr><th>Seat</th><th>Admissions</th><th>Affinity hits</th><th>Utilization</th><th>Reserved</th></tr>\n")
+		for _, s := range st.SeatUse {
+			fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%d</td><td>%d</td><td>%s</td><td>%s</td></tr>\n", esc(s.Seat), s.Admissions, s.AffinityHits, pct(s.Utilization), pct(s.ReservedShare))
+		}
+		b.WriteString("</table>\n")
+	}
 }

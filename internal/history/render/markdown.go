@@ -50,6 +50,7 @@ func Markdown(w io.Writer, r *Report) error {
 				}
 				b.WriteString("\n")
 			}
+			mdSeats(&b, st)
 		}
 		if wi := l.WhatIf; wi != nil {
 			fmt.Fprintf(&b, "#### What if\n\nThe window's %d admitted jobs replayed through the lock's own transitions (instant handoff) with each seat count:\n\n", wi.Jobs)
@@ -208,4 +209,28 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// mdSeats writes the per-class, per-label-set and per-seat tables (issue
+// 25) when the window saw named seats, labels or classes.
+func mdSeats(b *strings.Builder, st *history.Stats) {
+	groups := func(title string, gs []history.GroupStats) {
+		if len(gs) == 0 {
+			return
+		}
+		fmt.Fprintf(b, "| %s | Admissions | Wait p50 | Wait p95 | Wait max |\n|---|---:|---:|---:|---:|\n", title)
+		for _, g := range gs {
+			fmt.Fprintf(b, "| `%s` | %d | %s | %s | %s |\n", mdCode(g.Key), g.Admissions, dur(g.Wait.P50), dur(g.Wait.P95), dur(g.Wait.Max))
+		}
+		b.WriteString("\n")
+	}
+	groups("Priority class", st.Classes)
+	groups("Seat labels", st.LabelSets)
+	if len(st.SeatUse) > 0 {
+		b.WriteString("| Seat | Admissions | Affinity hits | Utilization | Reserved |\n|---|---:|---:|---:|---:|\n")
+		for _, s := range st.SeatUse {
+			fmt.Fprintf(b, "| `%s` | %d | %d | %s | %s |\n", mdCode(s.Seat), s.Admissions, s.AffinityHits, pct(s.Utilization), pct(s.ReservedShare))
+		}
+		b.WriteString("\n")
+	}
 }

@@ -137,6 +137,38 @@ func OpenMetrics(w io.Writer, r *Report) error {
 		}
 		return out
 	})
+	group := func(key string, gs func(*history.Stats) []history.GroupStats) func(LockReport) []dl {
+		return func(l LockReport) []dl {
+			if l.Stats == nil {
+				return nil
+			}
+			var out []dl
+			for _, g := range gs(l.Stats) {
+				out = append(out, dl{[]string{"lock", l.Lock, key, g.Key}, g.Wait})
+			}
+			return out
+		}
+	}
+	summary("buildlock_history_class_wait_seconds", "Waits of admitted jobs by priority class in the window (named seats, labels and classes).",
+		group("class", func(st *history.Stats) []history.GroupStats { return st.Classes }))
+	summary("buildlock_history_labels_wait_seconds", "Waits of admitted jobs by seat-label set in the window (any: no labels asked).",
+		group("labels", func(st *history.Stats) []history.GroupStats { return st.LabelSets }))
+	perSeat := func(name, help string, v func(history.SeatStats) float64) {
+		var ss []sample
+		for _, l := range r.Locks {
+			if l.Stats == nil {
+				continue
+			}
+			for _, su := range l.Stats.SeatUse {
+				ss = append(ss, sample{labels: []string{"lock", l.Lock, "seat", su.Seat}, value: v(su)})
+			}
+		}
+		family(name, "gauge", help, ss)
+	}
+	perSeat("buildlock_history_named_seat_utilization_ratio", "Share of the window a holder had the named seat.", func(s history.SeatStats) float64 { return s.Utilization })
+	perSeat("buildlock_history_named_seat_reserved_ratio", "Share of the window a cooldown or quarantine kept the named seat.", func(s history.SeatStats) float64 { return s.ReservedShare })
+	perSeat("buildlock_history_named_seat_admissions", "Admissions to the named seat in the window.", func(s history.SeatStats) float64 { return float64(s.Admissions) })
+	perSeat("buildlock_history_named_seat_affinity_hits", "Admissions to the named seat on the runner that used it last.", func(s history.SeatStats) float64 { return float64(s.AffinityHits) })
 	var whatif []sample
 	for _, l := range r.Locks {
 		if l.WhatIf == nil {

@@ -4,32 +4,19 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings/settingstest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/monitor"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/policy/enroll"
 )
-
-// noRequests is a transport that fails the test on any request.
-type noRequests struct {
-	t *testing.T
-	n atomic.Int64
-}
-
-func (r *noRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.n.Add(1)
-	r.t.Errorf("request sent with invalid settings: %s %s", req.Method, req.URL)
-	return nil, errors.New("no request may be sent")
-}
 
 // TestBadEnvironmentIsAllReportedBeforeAnyRequest: audit and onboard with
 // an invalid workflow environment and invalid reader App credentials report
@@ -49,7 +36,7 @@ func TestBadEnvironmentIsAllReportedBeforeAnyRequest(t *testing.T) {
 		{"audit", "--out", filepath.Join(dir, "audit.json")},
 		{"onboard", "--repository", "acme/game"},
 	} {
-		api := &noRequests{t: t}
+		api := settingstest.NoRequests(t)
 		var stdout strings.Builder
 		err := enroll.Main(context.Background(), args, func(k string) string { return env[k] }, &stdout, io.Discard, monitor.Deps{Transport: api})
 		require.Error(t, err, args[0])
@@ -57,7 +44,6 @@ func TestBadEnvironmentIsAllReportedBeforeAnyRequest(t *testing.T) {
 		assert.Equal(t, 2, enroll.ExitCode(err))
 		assert.Contains(t, err.Error(), "GITHUB_API_URL", args[0])
 		assert.Contains(t, err.Error(), lockaction.EnvReaderAppID, args[0])
-		assert.Zero(t, api.n.Load(), "requests sent")
 		for _, f := range []string{filepath.Join(dir, "audit.json"), env["GITHUB_STEP_SUMMARY"]} {
 			_, serr := os.Stat(f)
 			assert.True(t, errors.Is(serr, os.ErrNotExist), "%s written: %v", f, serr)
