@@ -198,6 +198,9 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	if err != nil {
 		return nil, AcquireDecision{}, err
 	}
+	if err := checkMachineRequest(cfg, id, s.Lock); err != nil {
+		return nil, AcquireDecision{}, err
+	}
 	work := s.Clone()
 	runner := jsTrim(id.RunnerID)
 	if EffectiveRunnerSerialization(work, cfg) && runner == "" {
@@ -284,11 +287,7 @@ func Acquire(s *State, cfg Config, req AcquireRequest, now time.Time) (*State, A
 	sc := scanQueue(work, cfg, serialized)
 	reclaim := -1
 	if sc.reclaim[qi] {
-		for i, r := range work.Reservations {
-			if r.State == ReservationQuarantine && r.RunnerID == runner {
-				reclaim = i
-			}
-		}
+		reclaim = newOccupancy(work, newSerialKeys(work, cfg)).quarantine(work.Queue[qi])
 	}
 	// While an upgrade drains, admission pauses: only a same-runner
 	// reclaim, which takes no free seat and ends a quarantine that may be
@@ -420,6 +419,11 @@ func refreshEntry(stored, want Entry, id Identity, serialized bool, lock string)
 	if stored.JobID == "" && id.JobID != "" {
 		stored.JobID = id.JobID
 	}
+	if stored.MachineID == "" && want.MachineID != "" {
+		// An entry queued before its lock asked for the machine (or by a
+		// client that dropped the field) gains it: only ever stronger.
+		stored.MachineID = want.MachineID
+	}
 	if stored.PendingRunnerID == "" && want.PendingRunnerID != "" {
 		stored.PendingRunnerID = want.PendingRunnerID
 	}
@@ -462,13 +466,16 @@ func (sc queueScan) blocked(i int) bool {
 // Without serialization the rank is the queue index: the first freeSlots
 // entries are admitted, so nothing is ever passed.
 //
-// With serialization the scan walks the queue in FIFO order:
-//   - An entry that is the first queued on its runner, while that runner
-//     holds a quarantine and freeSlots >= 0, is reclaim-eligible (schema >=
-//     4): it swaps the quarantine for a holder without taking a seat, so it
-//     is neither ranked nor blocked, and no barrier stops it.
-//   - An entry whose runner holds a slot or a reservation, or was taken by
-//     an earlier entry of the scan, is blocked (-1). At schema 6 a blocked
+// With serialization the scan walks the queue in FIFO order. "Its runner"
+// is every serialization key of the entry (serialKeys: its runner id, and
+// under serializeBy "machine" its recorded machine too):
+//   - An entry that is the first queued on its runner, while the only
+//     holder or reservation on its runner is a quarantine and freeSlots >=
+//     0, is reclaim-eligible (schema >= 4): it swaps the quarantine for a
+//     holder without taking a seat, so it is neither ranked nor blocked,
+//     and no barrier stops it.
+//   - An entry whose runner holds a slot or a reservation, or that has an
+//     earlier entry on its runner, is blocked (-1). At schema 6 a blocked
 //     entry whose overtakes reached cfg.MaxOvertakes is a barrier: every
 //     entry behind it is -1 too (reclaim excepted).
 //   - Any other entry takes the next rank and marks its runner taken.
@@ -480,38 +487,29 @@ func scanQueue(s *State, cfg Config, serialized bool) queueScan {
 		}
 		return sc
 	}
-	occupied := map[string]bool{}
-	quarantined := map[string]bool{}
-	for _, h := range s.Holders {
-		occupied[h.RunnerID] = true
-	}
-	for _, r := range s.Reservations {
-		occupied[r.RunnerID] = true
-		if r.State == ReservationQuarantine {
-			quarantined[r.RunnerID] = true
-		}
-	}
+	keys := newSerialKeys(s, cfg)
+	occ := newOccupancy(s, keys)
 	canReclaim := s.SchemaVersion >= 4 && FreeSlots(s, cfg) >= 0
 	fair := s.SchemaVersion >= FencedSchemaVersion
-	seen := map[string]bool{}
+	seen := keySet{}
 	barred := false
 	next := 0
 	for i, e := range s.Queue {
 		sc.rank[i] = -1
-		first := !seen[e.RunnerID]
-		seen[e.RunnerID] = true
+		k := keys.of(e.RunnerID, e.MachineID)
+		first := !seen.hasAny(k)
+		seen.add(k)
 		switch {
-		case canReclaim && first && quarantined[e.RunnerID]:
+		case canReclaim && first && occ.quarantine(e) >= 0:
 			sc.reclaim[i] = true
 		case barred:
-		case occupied[e.RunnerID]:
+		case !first || occ.busy(e):
 			if fair && e.Overtakes >= cfg.MaxOvertakes {
 				barred = true
 			}
 		default:
 			sc.rank[i] = next
 			next++
-			occupied[e.RunnerID] = true
 		}
 	}
 	return sc

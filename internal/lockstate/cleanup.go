@@ -305,6 +305,7 @@ func releaseReservation(s *State, cfg Config, h Holder, report Report, reservati
 		RunAttempt:    h.RunAttempt,
 		RunURL:        h.RunURL,
 		RunnerID:      h.RunnerID,
+		MachineID:     h.MachineID,
 		Reason:        reason,
 		Seat:          h.Seat,
 		State:         ReservationQuarantine,
@@ -329,8 +330,10 @@ func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error)
 	if q.State != ReservationQuarantine {
 		return fail("reservation is not a quarantine")
 	}
-	if q.RunnerID != h.RunnerID {
-		return fail(fmt.Sprintf("quarantine runner %q differs from the retracted holder runner %q", q.RunnerID, h.RunnerID))
+	if !sameMachineOrRunner(h.RunnerID, h.MachineID, *q) {
+		// A sibling agent on the quarantine's machine may have reclaimed
+		// it (serializeBy "machine"): the same runner or the same machine.
+		return fail(fmt.Sprintf("quarantine runner %q differs from the retracted holder runner %q (and they record no common machine)", q.RunnerID, h.RunnerID))
 	}
 	for _, r := range s.Reservations {
 		if r.ReservationID == q.ReservationID {

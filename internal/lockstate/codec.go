@@ -94,6 +94,13 @@ type Entry struct {
 	RunnerName string
 	RunnerOS   string
 	RunnerArch string
+	// MachineID (every schema, optional; issue 26) is the physical
+	// machine the acquiring process ran on: 32 lowercase hex digits, the
+	// machine's id hashed with the lock repository's id (never the raw
+	// id). Written as machineId only when set, which acquire does while the
+	// config sets serializeBy "machine"; older clients drop it on their next
+	// rewrite, like runnerName. See serialKeys.
+	MachineID string
 	// PendingRunnerID (schema 2 queue entries only, optional) is the
 	// runnerId the entry takes when a pending upgrade to schema >= 3 lands
 	// (Upgrade): this port records it while the config asks for runner
@@ -150,6 +157,9 @@ type Reservation struct {
 	// service: the seat of the holder it replaced. Written as seat, last,
 	// omitted when empty.
 	Seat string
+	// MachineID (issue 26, optional) is the machineId of the holder the
+	// reservation replaced; written before seat, omitted when empty.
+	MachineID string
 }
 
 // Incident (schema 5) is the single immutable global account incident that
@@ -547,7 +557,7 @@ func checkMirror(mirror map[string]any, holders []map[string]any, schema int, lo
 	if schema >= 3 {
 		fields = append(append([]string{}, fields...), "runnerId")
 	}
-	for _, optional := range []string{"jobId", "runnerName", "runnerOs", "runnerArch", "seat", "priority", "labels"} {
+	for _, optional := range []string{"jobId", "runnerName", "runnerOs", "runnerArch", "machineId", "seat", "priority", "labels"} {
 		_, a := first[optional]
 		_, b := mirror[optional]
 		if a || b {
@@ -611,6 +621,14 @@ func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int
 		}
 		*f.dst = str
 	}
+	if v, ok := m["machineId"]; ok {
+		str, isString := v.(string)
+		if !isString || !ValidMachineID(str) {
+			return Entry{}, newError(CodeInvalidMachineID, fmt.Sprintf(
+				"decode lock state %q: %s %d (%s) has a machineId that is not %d lowercase hexadecimal digits", lock, kind, index, e.HolderID, MachineIDLength))
+		}
+		e.MachineID = str
+	}
 	if v, ok := m["pendingRunnerId"]; ok && schema < 3 && kind == "queue entry" {
 		str, isString := v.(string)
 		if !isString || str == "" {
@@ -649,6 +667,14 @@ func normalizeReservation(m map[string]any, index int, lock string) (Reservation
 	}
 	if seat, ok := m["seat"].(string); ok {
 		r.Seat = seat
+	}
+	if v, ok := m["machineId"]; ok {
+		str, isString := v.(string)
+		if !isString || !ValidMachineID(str) {
+			return Reservation{}, newError(CodeInvalidMachineID, fmt.Sprintf(
+				"decode lock state %q: reservation %q has a machineId that is not %d lowercase hexadecimal digits", lock, r.ReservationID, MachineIDLength))
+		}
+		r.MachineID = str
 	}
 	if _, has := m["availableAt"]; has && r.State == ReservationQuarantine {
 		return Reservation{}, newError(CodeInvalidReservation, fmt.Sprintf(
@@ -745,7 +771,7 @@ func entryNode(e Entry, schema int, holder *Holder) jsonObject {
 	if e.JobID != "" {
 		o = append(o, jsonMember{"jobId", jsonString(e.JobID)})
 	}
-	for _, f := range [...]struct{ key, value string }{{"runnerName", e.RunnerName}, {"runnerOs", e.RunnerOS}, {"runnerArch", e.RunnerArch}} {
+	for _, f := range [...]struct{ key, value string }{{"runnerName", e.RunnerName}, {"runnerOs", e.RunnerOS}, {"runnerArch", e.RunnerArch}, {"machineId", e.MachineID}} {
 		if f.value != "" {
 			o = append(o, jsonMember{f.key, jsonString(f.value)})
 		}
@@ -787,6 +813,9 @@ func reservationNode(r Reservation) jsonObject {
 	}
 	if r.State == ReservationCooldown {
 		o = append(o, jsonMember{"availableAt", jsonString(r.AvailableAt)})
+	}
+	if r.MachineID != "" {
+		o = append(o, jsonMember{"machineId", jsonString(r.MachineID)})
 	}
 	if r.Seat != "" {
 		o = append(o, jsonMember{"seat", jsonString(r.Seat)})

@@ -66,6 +66,10 @@ type Config struct {
 	// Priority (issue 25; requires FencedAdmission) allows priority
 	// classes above 0 (AllowedPriority); the zero value allows none.
 	Priority PriorityConfig
+	// SerializeBy (issue 26; SerializeByRunner or SerializeByMachine, ""
+	// means runner) is what runner serialization keys on. "machine"
+	// requires RunnerSerialization (schema >= 3); see serialKeys.
+	SerializeBy string
 }
 
 // Share is APIShare with its default: 1 for 0 or anything out of range.
@@ -98,6 +102,10 @@ func (c Config) validate() error {
 		return newError(CodeInvalidConfig, "validate lock config: fencedAdmission requires accountHealth")
 	case c.MaxOvertakes < 0 || c.MaxOvertakes > MaxOvertakesCap:
 		return newError(CodeInvalidConfig, fmt.Sprintf("validate lock config: maxOvertakes %d is outside 0..%d", c.MaxOvertakes, MaxOvertakesCap))
+	case c.SerializeBy != "" && c.SerializeBy != SerializeByRunner && c.SerializeBy != SerializeByMachine:
+		return newError(CodeInvalidConfig, "validate lock config: serializeBy must be \"runner\" or \"machine\"")
+	case c.ByMachine() && !c.RunnerSerialization:
+		return newError(CodeInvalidConfig, "validate lock config: serializeBy \"machine\" requires runnerSerialization")
 	}
 	return c.validateSeats()
 }
@@ -116,6 +124,9 @@ func (c Config) validate() error {
 //     fencedAdmission not a JSON boolean, or enabled without its
 //     prerequisite (the chain runnerSerialization <- resourceLifecycle <-
 //     accountHealth <- fencedAdmission): the entire config is the defaults.
+//   - serializeBy (issue 26) not the string "runner" or "machine", or
+//     "machine" without runnerSerialization=true (schema >= 3): the entire
+//     config is the defaults.
 //   - seats or priority (issue 25) malformed in any way, either without
 //     fencedAdmission, or seats whose count disagrees with a present
 //     maxHolders: the entire config is the defaults (decodeSeatConfig).
@@ -202,6 +213,16 @@ func DecodeConfig(data []byte) (Config, []string) {
 			return DefaultConfig(), append(warnings, fmt.Sprintf("lock config %s requires %s=true; using safe defaults for the entire config", f.key, f.prereqK))
 		}
 		*f.dst = b
+	}
+	if v, ok := obj["serializeBy"]; ok {
+		str, isString := v.(string)
+		switch {
+		case !isString || (str != SerializeByRunner && str != SerializeByMachine):
+			return DefaultConfig(), append(warnings, `lock config serializeBy must be "runner" or "machine"; using safe defaults for the entire config`)
+		case str == SerializeByMachine && !cfg.RunnerSerialization:
+			return DefaultConfig(), append(warnings, `lock config serializeBy "machine" requires runnerSerialization=true (schema 3 or later); using safe defaults for the entire config`)
+		}
+		cfg.SerializeBy = str
 	}
 	if w := decodeSeatConfig(obj, &cfg); w != "" {
 		return DefaultConfig(), append(warnings, w)

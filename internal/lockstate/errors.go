@@ -218,3 +218,15 @@ const (
 	// or a priority outside 0..9.
 	CodeInvalidSeatRequest Code = "invalid-seat-request"
 )
+
+// Machine serialization (issue 26).
+const (
+	// CodeMachineIDUnavailable means the lock config sets serializeBy
+	// "machine" but the acquire carries no machine id (the runner's could
+	// not be read); nothing is written. The same code as
+	// internal/machineid.CodeUnavailable.
+	CodeMachineIDUnavailable Code = "machine-id-unavailable"
+	// CodeInvalidMachineID means a recorded or requested machineId is not
+	// 32 lowercase hexadecimal digits.
+	CodeInvalidMachineID Code = "invalid-machine-id"
+)

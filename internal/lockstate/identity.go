@@ -29,7 +29,12 @@ type Identity struct {
 	RunnerName string
 	RunnerOS   string
 	RunnerArch string
-	QueuedAt   time.Time
+	// MachineID (issue 26) is this runner's machine id for the lock
+	// repository (32 lowercase hex digits, internal/machineid), recorded on
+	// the caller's entries when set; "" when the config does not ask for
+	// it. An acquire on a lock with serializeBy "machine" needs it.
+	MachineID string
+	QueuedAt  time.Time
 }
 
 func (id Identity) validate(verb string) error {
@@ -72,6 +77,7 @@ func (id Identity) entry(schema int, now time.Time) Entry {
 		RunnerName: id.RunnerName,
 		RunnerOS:   id.RunnerOS,
 		RunnerArch: id.RunnerArch,
+		MachineID:  id.MachineID,
 	}
 	if schema >= 3 {
 		e.RunnerID = jsTrim(id.RunnerID)

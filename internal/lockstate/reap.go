@@ -478,6 +478,7 @@ func reapHolder(work *State, he HolderEvidence, it *ReapItem, now time.Time) err
 			RunAttempt:    h.RunAttempt,
 			RunURL:        h.RunURL,
 			RunnerID:      h.RunnerID,
+			MachineID:     h.MachineID,
 			Reason:        ReasonReapPrefix + it.Verdict.Reason,
 			Seat:          h.Seat,
 			State:         ReservationQuarantine,
@@ -537,7 +538,8 @@ func sameEntryVersion(a, b Entry) bool {
 	return a.HolderID == b.HolderID && a.Repository == b.Repository && a.Workflow == b.Workflow &&
 		a.Job == b.Job && a.RunID == b.RunID && a.RunAttempt == b.RunAttempt && a.RunURL == b.RunURL &&
 		a.QueuedAt == b.QueuedAt && a.RunnerID == b.RunnerID && a.JobID == b.JobID &&
-		a.RunnerName == b.RunnerName && a.RunnerOS == b.RunnerOS && a.RunnerArch == b.RunnerArch
+		a.RunnerName == b.RunnerName && a.RunnerOS == b.RunnerOS && a.RunnerArch == b.RunnerArch &&
+		a.MachineID == b.MachineID
 }
 
 // sameRunVersion is the reference sameReapRunVersion for holders: the entry
@@ -556,5 +558,5 @@ func sameReservationVersion(a, b Reservation) bool {
 	return a.ReservationID == b.ReservationID && a.HolderID == b.HolderID && a.Repository == b.Repository &&
 		a.Workflow == b.Workflow && a.Job == b.Job && a.RunID == b.RunID && a.RunAttempt == b.RunAttempt &&
 		a.RunURL == b.RunURL && a.RunnerID == b.RunnerID && a.Reason == b.Reason && a.State == b.State &&
-		a.CreatedAt == b.CreatedAt && a.AvailableAt == b.AvailableAt
+		a.CreatedAt == b.CreatedAt && a.AvailableAt == b.AvailableAt && a.MachineID == b.MachineID
 }

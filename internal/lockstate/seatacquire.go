@@ -46,13 +46,10 @@ func admitBySeat(s, work *State, cfg Config, req AcquireRequest, qi int, inserte
 		dec.FencingToken = holder.FencingToken
 		if plan.reclaim[qi] {
 			holder.Seat = plan.reclaimSeat[qi]
-			for i, r := range work.Reservations {
-				if r.State == ReservationQuarantine && r.RunnerID == entry.RunnerID {
-					consumed := r
-					dec.ConsumedQuarantine, dec.QuarantineRecovered = &consumed, true
-					work.Reservations = append(work.Reservations[:i:i], work.Reservations[i+1:]...)
-					break
-				}
+			if i := newOccupancy(work, newSerialKeys(work, cfg)).quarantine(entry); i >= 0 {
+				consumed := work.Reservations[i]
+				dec.ConsumedQuarantine, dec.QuarantineRecovered = &consumed, true
+				work.Reservations = append(work.Reservations[:i:i], work.Reservations[i+1:]...)
 			}
 		} else {
 			holder.Seat = plan.seat[qi]
@@ -63,7 +60,7 @@ func admitBySeat(s, work *State, cfg Config, req AcquireRequest, qi int, inserte
 			}
 		}
 		if holder.Seat != "" {
-			recordSeatUse(work, cfg, holder.Seat, RunnerKey(holder.Entry), holder.AcquiredAt)
+			recordSeatUse(work, cfg, holder.Seat, AffinityKey(holder.Entry, MachineSerialization(work, cfg)), holder.AcquiredAt)
 		}
 		work.Queue = append(work.Queue[:qi:qi], work.Queue[qi+1:]...)
 		work.Holders = append(work.Holders, holder)

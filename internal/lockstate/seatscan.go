@@ -60,7 +60,7 @@ func (p seatPlan) usable(e Entry, seat string) bool {
 }
 
 // planSeats computes the admission plan (issue 25):
-//   - Per-runner serialization as in scanQueue: an entry whose runner holds
+//   - Per-runner serialization as in scanQueue (by serialKeys): an entry whose runner holds
 //     a slot or a reservation, or that has an earlier entry on its runner,
 //     is blocked; the first entry of a runner with a quarantine reclaims
 //     it (named seats: only when the quarantine's seat is still configured
@@ -75,7 +75,8 @@ func (p seatPlan) usable(e Entry, seat string) bool {
 //     cfg.MaxOvertakes times) could use; a waiter finding none waits
 //     without holding anyone back whose labels need other seats.
 //   - Seat choice (affinity): the free usable seat whose last holder ran on
-//     the same runner (RunnerKey), else the least recently used one, ties
+//     the same runner (RunnerKey; under machine serialization the same
+//     machine, AffinityKey), else the least recently used one, ties
 //     in config order.
 func planSeats(s *State, cfg Config) seatPlan {
 	n := len(s.Queue)
@@ -84,25 +85,20 @@ func planSeats(s *State, cfg Config) seatPlan {
 	for _, sc := range p.seats {
 		p.byName[sc.Name] = sc
 	}
-	occupied := map[string]bool{}
-	quarantine := map[string]*Reservation{}
+	keys := newSerialKeys(s, cfg)
+	occ := newOccupancy(s, keys)
 	taken := map[string]bool{}
 	unassigned := 0
 	for _, h := range s.Holders {
-		occupied[h.RunnerID] = true
 		taken[h.Seat] = !plant.Enabled(plant.SeatGivenTwice) // planted bug (tests only)
 		if h.Seat == "" {
 			unassigned++
 		}
 	}
-	for i, r := range s.Reservations {
-		occupied[r.RunnerID] = true
+	for _, r := range s.Reservations {
 		taken[r.Seat] = true
 		if r.Seat == "" {
 			unassigned++
-		}
-		if r.State == ReservationQuarantine {
-			quarantine[r.RunnerID] = &s.Reservations[i]
 		}
 	}
 	var free []string
@@ -116,15 +112,19 @@ func planSeats(s *State, cfg Config) seatPlan {
 		capacity = len(free) - unassigned
 	}
 	blocked := make([]bool, n)
-	seen := map[string]bool{}
+	seen := keySet{}
 	for i, e := range s.Queue {
-		first := !seen[e.RunnerID]
-		seen[e.RunnerID] = true
-		q := quarantine[e.RunnerID]
+		k := keys.of(e.RunnerID, e.MachineID)
+		first := !seen.hasAny(k)
+		seen.add(k)
+		qi := -1
+		if first {
+			qi = occ.quarantine(e)
+		}
 		switch {
-		case first && q != nil && (p.named && p.usable(e, q.Seat) || !p.named && FreeSlots(s, cfg) >= 0 && e.Labels == ""):
-			p.reclaim[i], p.reclaimSeat[i] = true, q.Seat
-		case occupied[e.RunnerID] || !first:
+		case qi >= 0 && (p.named && p.usable(e, s.Reservations[qi].Seat) || !p.named && FreeSlots(s, cfg) >= 0 && e.Labels == ""):
+			p.reclaim[i], p.reclaimSeat[i] = true, s.Reservations[qi].Seat
+		case occ.busy(e) || !first:
 			blocked[i] = true
 		}
 	}
@@ -185,7 +185,7 @@ func planSeats(s *State, cfg Config) seatPlan {
 		if admitted >= capacity || len(options) == 0 {
 			continue
 		}
-		seat := chooseSeat(options, lastUse, RunnerKey(e))
+		seat := chooseSeat(options, lastUse, AffinityKey(e, keys.byMachine))
 		p.admit[i], p.seat[i] = true, seat
 		taken[seat] = true
 		admitted++

@@ -41,6 +41,9 @@ func validateState(s *State, origin string) error {
 	if err := validateSeatState(s); err != nil {
 		return err
 	}
+	if err := validateMachineIDs(s); err != nil {
+		return err
+	}
 	holderIDs := map[string]bool{}
 	holderRunners := map[string]string{}
 	for i, h := range s.Holders {

@@ -33,6 +33,10 @@ const (
 	// PriorityStarves makes a higher priority class pass an earlier waiter
 	// regardless of maxOvertakes (the barrier holds only within a class).
 	PriorityStarves
+	// MachineSerializationIgnored makes lockstate key runner serialization
+	// on the runner id alone under serializeBy "machine", so two runner
+	// agents on one machine may hold two seats.
+	MachineSerializationIgnored
 	numBugs
 )
 
@@ -62,6 +66,8 @@ func (b Bug) String() string {
 		return "seat-given-twice"
 	case PriorityStarves:
 		return "priority-starves"
+	case MachineSerializationIgnored:
+		return "machine-serialization-ignored"
 	}
 	return "unknown"
 }
