@@ -182,7 +182,7 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 		rows = append(rows, actionkit.Row{Field: "Asked for", Value: asked + fmt.Sprintf(", priority %d", q.s.Priority)})
 	}
 	if o.quarantineRecovered {
-		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: "yes (same runner)"})
+		rows = append(rows, actionkit.Row{Field: "Quarantine recovered", Value: q.reclaimedFrom()})
 	}
 	if q.configMissing {
 		rows = append(rows, actionkit.Row{Field: "Lock config", Value: markdown.Code(q.st.ConfigPath()) + " is missing: defaults (one seat)"})

@@ -323,7 +323,7 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 		return err
 	}
 	q.cfg = cfg
-	return nil
+	return q.ensureMachineID(ctx)
 }
 
 // touched records that this run's own lock state exists (or may): cleanup

@@ -1,6 +1,7 @@
 package actionkit
 
 import (
+	"context"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -33,6 +34,13 @@ type Deps struct {
 	// PollUnit is the length of one poll-seconds unit for acquire; default
 	// one second. The demo compresses time with a smaller unit.
 	PollUnit time.Duration
+	// MachineID returns this machine's id for the lock repository with
+	// the numeric id repositoryID (32 lowercase hex digits; issue 26),
+	// read by acquire only when the lock config sets serializeBy
+	// "machine". Nil means the operating system's id hashed per repository
+	// (internal/machineid.ForRepository with machineid.System()); tests
+	// inject one per simulated runner agent.
+	MachineID func(ctx context.Context, repositoryID int64) (string, error)
 }
 
 // WithDefaults returns d with every optional field filled.
