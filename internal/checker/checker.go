@@ -5,7 +5,10 @@
 //
 //   - occupancy: holders + reservations never exceed maxHolders;
 //   - no duplicate: a holderId appears at most once across holders and queue;
-//   - FIFO: an admission never overtakes an earlier waiter on the same runner,
+//   - one seat per machine: no two holders or reservations record one
+//     machineId (serializeBy "machine");
+//   - FIFO: an admission never overtakes an earlier waiter on the same runner
+//     (or the same recorded machine),
 //     and never overtakes any waiter whose runner was free (the serialized
 //     scan's only allowed skip is a waiter whose runner is occupied);
 //   - no lost entry: a queued or holding identity disappears only by its own
@@ -134,6 +137,9 @@ type Report struct {
 	// PriorityInversions counts admissions that left a higher class
 	// without the seat it could have taken, outside the overtaking bound.
 	PriorityInversions int
+	// MachineViolations counts states recording one machineId on two
+	// holders or reservations (serializeBy "machine", issue 26).
+	MachineViolations int
 	// IncidentAdmissions counts admissions while an incident was active.
 	IncidentAdmissions int
 	// UnauthorizedRemovals counts removals Authorize refused.
@@ -215,6 +221,10 @@ func Check(versions []Version, in Input) Report {
 			rep.OverAdmissions++
 			violate("version %d (%s): %d holders + %d reservations exceed maxHolders %d",
 				i, v.Message, len(st.Holders), len(st.Reservations), in.MaxHolders)
+		}
+		if m, a, b, ok := oneSeatPerMachine(st); !ok {
+			rep.MachineViolations++
+			violate("version %d (%s): one seat per machine broken: machine %s is held by %s and %s", i, v.Message, m, a, b)
 		}
 		seen := map[string]bool{}
 		for _, h := range st.Holders {
@@ -323,7 +333,7 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report, seated
 			continue
 		}
 		n++
-		if reclaimed(prev, cur, h.RunnerID) {
+		if reclaimed(prev, cur, h.Entry) {
 			// A same-runner quarantine reclaim turns the runner's own
 			// quarantine into this holder: it takes no seat another waiter
 			// could have used, so it displaces nobody (spec §2.6).
@@ -336,6 +346,7 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report, seated
 		}
 		overtook, admissible := 0, 0
 		runners := map[string]bool{}
+		hk := entryKeys(h.Entry)
 		for _, w := range prev.st.Queue[:pos] {
 			j, stillQueued := cur.queued[w.HolderID]
 			if !stillQueued {
@@ -347,16 +358,23 @@ func checkAdmissions(i int, msg string, prev, cur *snapshot, rep *Report, seated
 				w.RunnerID = cur.st.Queue[j].RunnerID
 			}
 			overtook++
+			wk := entryKeys(w)
 			switch {
 			case w.RunnerID != "" && w.RunnerID == h.RunnerID:
 				rep.FIFOViolations++
 				rep.Violations = append(rep.Violations, fmt.Sprintf(
 					"version %d (%s): %s admitted ahead of earlier waiter %s on the same runner %s", i, msg, h.HolderID, w.HolderID, w.RunnerID))
+			case w.RunnerID != "" && shareKey(wk, hk):
+				rep.FIFOViolations++
+				rep.Violations = append(rep.Violations, fmt.Sprintf(
+					"version %d (%s): %s admitted ahead of earlier waiter %s on the same machine", i, msg, h.HolderID, w.HolderID))
 			case w.RunnerID == "":
 				admissible++
-			case !cur.occupied[w.RunnerID] && !runners[w.RunnerID]:
-				runners[w.RunnerID] = true
+			case !anyKey(cur.occupied, wk) && !anyKey(runners, wk):
+				addKeys(runners, wk)
 				admissible++
+			default:
+				addKeys(runners, wk)
 			}
 		}
 		if !seated && rep.Limit > 0 && admissible > max(free, 0) {
@@ -400,7 +418,7 @@ func vacated(prev, cur *snapshot) (freed, handedOff int) {
 		if _, was := prev.holders[h.HolderID]; was {
 			continue
 		}
-		if reclaimed(prev, cur, h.RunnerID) {
+		if reclaimed(prev, cur, h.Entry) {
 			freed--
 		}
 		if _, q := prev.queued[h.HolderID]; q {
@@ -413,41 +431,14 @@ func vacated(prev, cur *snapshot) (freed, handedOff int) {
 	return max(freed, prevOcc-curOcc, 0), handedOff
 }
 
-// reclaimed reports whether runner had a quarantine in prev that is gone in
-// cur: the admission on that runner consumed it.
-func reclaimed(prev, cur *snapshot, runner string) bool {
-	if runner == "" {
-		return false
-	}
-	had := false
-	for _, r := range prev.st.Reservations {
-		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
-			had = true
-		}
-	}
-	if !had {
-		return false
-	}
-	for _, r := range cur.st.Reservations {
-		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
-			return false
-		}
-	}
-	return true
-}
-
 func index(t time.Time, st *lockstate.State) *snapshot {
 	s := &snapshot{t: t, st: st, holders: map[string]lockstate.Holder{}, queued: map[string]int{}, occupied: map[string]bool{}}
 	for _, h := range st.Holders {
 		s.holders[h.HolderID] = h
-		if h.RunnerID != "" {
-			s.occupied[h.RunnerID] = true
-		}
+		addKeys(s.occupied, entryKeys(h.Entry))
 	}
 	for _, r := range st.Reservations {
-		if r.RunnerID != "" {
-			s.occupied[r.RunnerID] = true
-		}
+		addKeys(s.occupied, resKeys(r))
 	}
 	for i, q := range st.Queue {
 		if _, dup := s.queued[q.HolderID]; !dup {

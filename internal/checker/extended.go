@@ -95,7 +95,7 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 		}
 	}
 	for _, h := range cur.st.Holders {
-		if _, was := prev.holders[h.HolderID]; was || reclaimed(prev, cur, h.RunnerID) {
+		if _, was := prev.holders[h.HolderID]; was || reclaimed(prev, cur, h.Entry) {
 			continue
 		}
 		pos, wasQueued := prev.queued[h.HolderID]
@@ -105,26 +105,27 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 		runners := map[string]bool{}
 		firstOnRunner := map[string]bool{}
 		for _, w := range prev.st.Queue[:pos] {
-			first := !firstOnRunner[w.RunnerID]
-			firstOnRunner[w.RunnerID] = true
-			if _, still := cur.queued[w.HolderID]; !still || w.RunnerID == "" || w.RunnerID == h.RunnerID {
+			wk := entryKeys(w)
+			first := !anyKey(firstOnRunner, wk)
+			addKeys(firstOnRunner, wk)
+			if _, still := cur.queued[w.HolderID]; !still || w.RunnerID == "" || shareKey(wk, entryKeys(h.Entry)) {
 				continue
 			}
-			if first && reclaimEligible(cur, w.RunnerID, x.in.MaxHolders) {
+			if first && reclaimEligible(cur, w, x.in.MaxHolders) {
 				// Spec §2.6 "Same-runner quarantine reclaim at admission":
 				// the first queued entry of a runner holding a quarantine
 				// swaps it for a holder without a free seat. It waits for
 				// its own poll, not for a seat, so passing it is no
 				// overtake (lockstate scanQueue: "neither ranked nor
 				// blocked").
-				runners[w.RunnerID] = true
+				addKeys(runners, wk)
 				continue
 			}
-			if !cur.occupied[w.RunnerID] && !runners[w.RunnerID] {
-				runners[w.RunnerID] = true // admissible: polling later, not overtaken
+			if !anyKey(cur.occupied, wk) && !anyKey(runners, wk) {
+				addKeys(runners, wk) // admissible: polling later, not overtaken
 				continue
 			}
-			runners[w.RunnerID] = true
+			addKeys(runners, wk)
 			x.passed[w.HolderID]++
 			n := x.passed[w.HolderID]
 			x.rep.MaxOvertaken = max(x.rep.MaxOvertaken, n)
@@ -134,23 +135,6 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 			}
 		}
 	}
-}
-
-// reclaimEligible reports whether, in cur, the first queued entry of runner
-// may reclaim its runner's quarantine at admission (schema >= 4, a
-// quarantine on the runner, freeSlots >= 0; spec §2.6).
-func reclaimEligible(cur *snapshot, runner string, limit int) bool {
-	if cur.st.SchemaVersion < 4 {
-		return false
-	}
-	quarantined := false
-	used := len(cur.st.Holders) + len(cur.st.Reservations)
-	for _, r := range cur.st.Reservations {
-		if r.RunnerID == runner && r.State == lockstate.ReservationQuarantine {
-			quarantined = true
-		}
-	}
-	return quarantined && (limit <= 0 || used <= limit)
 }
 
 // removals classifies every removal of a version with a known actor and
@@ -205,10 +189,8 @@ func (x *extended) removals(i int, v Version, prev, cur *snapshot) {
 		if c, ok := newRes[r.ReservationID]; ok && c.State == lockstate.ReservationQuarantine {
 			continue
 		}
-		if reclaimed(prev, cur, r.RunnerID) {
-			if _, ok := newRes[r.ReservationID]; !ok {
-				continue // consumed by a same-runner reclaim admission
-			}
+		if consumed(prev, cur, r) {
+			continue // consumed by a same-runner (or same-machine) reclaim admission
 		}
 		rr := r
 		ask(RemovalEvent{Kind: "quarantine", Reservation: &rr})

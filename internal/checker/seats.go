@@ -91,7 +91,7 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 	}
 	busy := map[string]bool{}
 	for _, h := range prev.st.Holders {
-		busy[h.RunnerID] = true
+		addKeys(busy, entryKeys(h.Entry))
 	}
 	kept := map[string]bool{}
 	for _, r := range cur.st.Reservations {
@@ -101,7 +101,7 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 		// A cooldown this write pruned (it had expired) no longer blocks
 		// its runner: the admission scan saw the runner free.
 		if kept[r.ReservationID] {
-			busy[r.RunnerID] = true
+			addKeys(busy, resKeys(r))
 		}
 	}
 	for _, h := range cur.st.Holders {
@@ -119,7 +119,7 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 				x.violate("version %d (%s): %s (labels %s) admitted to seat %s, which carries %v", i, v.Message, h.HolderID, h.Labels, h.Seat, x.in.Seats[k].Labels)
 			}
 		}
-		if reclaimed(prev, cur, h.RunnerID) || !x.in.CheckOvertakes {
+		if reclaimed(prev, cur, h.Entry) || !x.in.CheckOvertakes {
 			continue
 		}
 		pos, wasQueued := prev.queued[h.HolderID]
@@ -130,16 +130,17 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 		}
 		first := map[string]bool{}
 		for j, w := range queue {
-			isFirst := !first[w.RunnerID]
-			first[w.RunnerID] = true
+			wk := entryKeys(w)
+			isFirst := !anyKey(first, wk)
+			addKeys(first, wk)
 			if j == pos || !x.seatUsable(w, h.Seat) {
 				continue
 			}
 			if _, still := cur.queued[w.HolderID]; !still {
 				continue
 			}
-			free := isFirst && !busy[w.RunnerID] && !cur.occupied[w.RunnerID] && x.seatLeft(cur, w)
-			if j < pos && !free && !(isFirst && reclaimEligible(cur, w.RunnerID, 0)) {
+			free := isFirst && !anyKey(busy, wk) && !anyKey(cur.occupied, wk) && x.seatLeft(cur, w)
+			if j < pos && !free && !(isFirst && reclaimEligible(cur, w, 0)) {
 				x.passed[w.HolderID]++
 				n := x.passed[w.HolderID]
 				x.rep.MaxOvertaken = max(x.rep.MaxOvertaken, n)
@@ -148,7 +149,7 @@ func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
 					x.violate("version %d (%s): %s took seat %q past %s, overtaken %d times (field %d), maxOvertakes %d", i, v.Message, h.HolderID, h.Seat, w.HolderID, n, w.Overtakes, x.in.MaxOvertakes)
 				}
 			}
-			if w.Priority <= queue[pos].Priority || !isFirst || busy[w.RunnerID] || x.seatLeft(cur, w) {
+			if w.Priority <= queue[pos].Priority || !isFirst || anyKey(busy, wk) || x.seatLeft(cur, w) {
 				continue
 			}
 			barred := false
