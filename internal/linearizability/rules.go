@@ -193,6 +193,7 @@ func (r LockRules) Judge(st Step) []Violation {
 	j.occupancy()
 	j.duplicates()
 	j.admissions()
+	j.machines()
 	j.order()
 	j.joins()
 	j.removals()

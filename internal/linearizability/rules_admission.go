@@ -44,7 +44,7 @@ func (j *judge) reclaimed(e lockstate.Holder) bool {
 	}
 	next := reservationIndex(j.next)
 	for _, r := range j.prev.Reservations {
-		if r.State == lockstate.ReservationQuarantine && r.RunnerID == e.RunnerID {
+		if quarantineOf(r, e.Entry) {
 			if _, kept := next[r.ReservationID]; !kept {
 				return true
 			}
@@ -53,10 +53,11 @@ func (j *judge) reclaimed(e lockstate.Holder) bool {
 	return false
 }
 
-// reclaimOrder: a reclaim is made by the first queued entry of the runner.
+// reclaimOrder: a reclaim is made by the first queued entry of the runner
+// (or, serialized by machine, of the machine).
 func (j *judge) reclaimOrder(e lockstate.Holder) {
 	for _, w := range j.prev.Queue {
-		if w.RunnerID == e.RunnerID {
+		if sameMachineOrRunner(w.RunnerID, w.MachineID, e.RunnerID, e.MachineID) {
 			if w.HolderID != e.HolderID {
 				j.add(CodeFIFOSameRunner, "%s reclaimed runner %s's quarantine ahead of earlier waiter %s", esc(e.HolderID), esc(e.RunnerID), esc(w.HolderID))
 			}
@@ -84,37 +85,38 @@ func (j *judge) scan(qi int) []scanClass {
 	quarantined := map[string]bool{}
 	for _, h := range j.next.Holders {
 		if !j.admittedID[h.HolderID] {
-			occupied[h.RunnerID] = true
+			addAll(occupied, serialKeys(h.RunnerID, h.MachineID))
 		}
 	}
 	for _, r := range j.next.Reservations {
-		occupied[r.RunnerID] = true
+		addAll(occupied, serialKeys(r.RunnerID, r.MachineID))
 		if r.State == lockstate.ReservationQuarantine {
-			quarantined[r.RunnerID] = true
+			addAll(quarantined, serialKeys(r.RunnerID, r.MachineID))
 		}
 	}
 	canReclaim := schemaOf(j.next) >= 4 && j.r.MaxHolders-(occupancy(j.next)-len(j.admitted)) >= 0
 	seen := map[string]bool{}
 	out := make([]scanClass, qi)
 	for i, w := range j.prev.Queue[:qi] {
-		first := !seen[w.RunnerID]
-		seen[w.RunnerID] = true
+		ks := serialKeys(w.RunnerID, w.MachineID)
+		first := !anyOf(seen, ks)
+		addAll(seen, ks)
 		_, still := j.nextQueue[w.HolderID]
 		switch {
 		case j.admittedID[w.HolderID]:
 			out[i] = scanGone
-			occupied[w.RunnerID] = true
+			addAll(occupied, ks)
 		case !still:
 			out[i] = scanGone
 		case !serialized:
 			out[i] = scanAdmissible
-		case canReclaim && first && quarantined[w.RunnerID]:
+		case canReclaim && first && anyOf(quarantined, ks):
 			out[i] = scanReclaim
-		case occupied[w.RunnerID]:
+		case !first || anyOf(occupied, ks):
 			out[i] = scanBlocked
 		default:
 			out[i] = scanAdmissible
-			occupied[w.RunnerID] = true
+			addAll(occupied, ks)
 		}
 	}
 	return out
@@ -141,6 +143,8 @@ func (j *judge) fifo(e lockstate.Holder, free int) {
 		}
 		if schemaOf(j.next) >= 3 && w.RunnerID == e.RunnerID {
 			j.add(CodeFIFOSameRunner, "%s admitted ahead of earlier waiter %s on the same runner %s", esc(e.HolderID), esc(w.HolderID), esc(w.RunnerID))
+		} else if schemaOf(j.next) >= 3 && w.MachineID != "" && w.MachineID == e.MachineID {
+			j.add(CodeFIFOSameRunner, "%s admitted ahead of earlier waiter %s on the same machine", esc(e.HolderID), esc(w.HolderID))
 		}
 		if cls[i] == scanAdmissible {
 			admissible++

@@ -162,8 +162,8 @@ func (j *judge) mayEndQuarantine(q lockstate.Reservation, next map[string]lockst
 	a := j.st.Actor
 	if _, kept := next[q.ReservationID]; !kept {
 		for _, h := range j.admitted {
-			if h.RunnerID == q.RunnerID {
-				return "" // consumed by a same-runner reclaim (judged as an admission)
+			if quarantineOf(q, h.Entry) {
+				return "" // consumed by a same-runner or same-machine reclaim (judged as an admission)
 			}
 		}
 	}
