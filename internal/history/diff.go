@@ -131,7 +131,7 @@ func identityOf(e lockstate.Entry) lockstate.Identity {
 	id := lockstate.Identity{
 		HolderID: e.HolderID, Repository: e.Repository, Workflow: e.Workflow, Job: e.Job,
 		RunID: e.RunID, RunAttempt: e.RunAttempt, RunURL: e.RunURL, RunnerID: e.RunnerID, JobID: e.JobID,
-		RunnerName: e.RunnerName, RunnerOS: e.RunnerOS, RunnerArch: e.RunnerArch,
+		RunnerName: e.RunnerName, RunnerOS: e.RunnerOS, RunnerArch: e.RunnerArch, MachineID: e.MachineID,
 	}
 	if id.RunnerID == "" {
 		// A schema-2 entry that joined while an upgrade to runner

@@ -29,6 +29,11 @@ const (
 	// RuleStateDeleted: a commit deleted the state file (the next write
 	// re-creates it from an empty lock, losing every holder).
 	RuleStateDeleted Rule = "state-deleted"
+	// RuleMachineSerialization: two holders or reservations record one
+	// machineId (serializeBy "machine", issue 26): one machine holds two
+	// seats. Acquire records the machine only under "machine", and every
+	// admission of the core keys on it once recorded.
+	RuleMachineSerialization Rule = "machine-serialization"
 )
 
 // Per-transition rules.

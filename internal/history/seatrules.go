@@ -72,11 +72,11 @@ func seatName(s string) string {
 	return "seat " + s
 }
 
-// reclaimedSeat returns the quarantine of h's runner the write consumed
-// (the same-runner reclaim), or nil.
+// reclaimedSeat returns the quarantine of h's runner (or, serialized by
+// machine, of its machine) the write consumed (the reclaim), or nil.
 func reclaimedSeat(d diff, h lockstate.Holder) *lockstate.Reservation {
 	for _, r := range d.removedRes {
-		if r.State == lockstate.ReservationQuarantine && r.RunnerID == h.RunnerID && h.RunnerID != "" {
+		if h.RunnerID != "" && quarantineOf(r, h.Entry) {
 			return &r
 		}
 	}
@@ -137,14 +137,14 @@ func priorityPassed(prev, next *lockstate.State, h lockstate.Holder, cfgs []lock
 	taken := map[string]bool{}
 	unassigned := 0
 	for _, o := range work.Holders {
-		occupied[o.RunnerID] = true
+		addKeys(occupied, serialKeys(o.RunnerID, o.MachineID))
 		taken[o.Seat] = true
 		if o.Seat == "" {
 			unassigned++
 		}
 	}
 	for _, r := range work.Reservations {
-		occupied[r.RunnerID] = true
+		addKeys(occupied, serialKeys(r.RunnerID, r.MachineID))
 		taken[r.Seat] = true
 		if r.Seat == "" {
 			unassigned++
@@ -169,9 +169,10 @@ func priorityPassed(prev, next *lockstate.State, h lockstate.Holder, cfgs []lock
 		var must []lockstate.Entry
 		seen := map[string]bool{}
 		for i, w := range queue {
-			first := !seen[w.RunnerID]
-			seen[w.RunnerID] = true
-			if i == xi || !first || occupied[w.RunnerID] || !waiting[w.HolderID] || w.Priority <= x.Priority || !usable(w, h.Seat) {
+			wk := serialKeys(w.RunnerID, w.MachineID)
+			first := !anyKey(seen, wk)
+			addKeys(seen, wk)
+			if i == xi || !first || anyKey(occupied, wk) || !waiting[w.HolderID] || w.Priority <= x.Priority || !usable(w, h.Seat) {
 				continue
 			}
 			barred := false

@@ -80,7 +80,7 @@ func (a *seatAcc) admit(h lockstate.Holder, prev *lockstate.State, wait time.Dur
 	}
 	a.admissions[h.Seat]++
 	for _, u := range prev.Seats {
-		if u.Name == h.Seat && u.LastRunner != "" && u.LastRunner == lockstate.RunnerKey(h.Entry) {
+		if u.Name == h.Seat && u.LastRunner != "" && (u.LastRunner == lockstate.RunnerKey(h.Entry) || u.LastRunner == lockstate.AffinityKey(h.Entry, true)) {
 			a.hits[h.Seat]++
 		}
 	}

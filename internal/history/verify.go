@@ -261,6 +261,9 @@ func (v *verifier) perVersion(ver *Version, prev, next *lockstate.State, win con
 			break
 		}
 	}
+	if a, b, ok := twoSeatsOnOneMachine(next); ok && (prev == nil || !sameMachinePair(prev, a, b)) {
+		v.find(ver, RuleMachineSerialization, before, after, fmt.Sprintf("%s and %s record one machine: the machine holds two seats", a, b))
+	}
 }
 
 // transition: schema, fencing, overtaking and the table.
@@ -292,7 +295,7 @@ func (v *verifier) transition(ver *Version, prev, next *lockstate.State, win con
 		step.Kind, step.Result, step.Now, step.Config = kind, result, t.now, t.cfg
 		if result == "reclaimed" && len(d.addedHolders) == 1 {
 			for _, r := range d.removedRes {
-				if r.State == lockstate.ReservationQuarantine && r.RunnerID == d.addedHolders[0].RunnerID {
+				if quarantineOf(r, d.addedHolders[0].Entry) {
 					v.consumed[d.addedHolders[0].HolderID] = r
 				}
 			}
