@@ -151,6 +151,11 @@ var scenarios = []scenario{
 	// and the seat's affinity record.
 	{name: "acquire-named-seat", action: "acquire", config: cfgNamedSeats, seats: 3, budget: budgetAcquire, ownBudget: true, setup: setupAcquireNamedSeat, seatRules: true,
 		refSays: "queue position 1 of 1", refOutputs: map[string]string{"acquired": "true", "seat": "pro-2", "seat-labels": "gpu,pro"}},
+	// acquire-by-machine (issue 26): on a lock serialized by machine the
+	// victim, a sibling agent of a quarantined job's machine, reclaims the
+	// machine's quarantine (machine_test.go).
+	{name: "acquire-by-machine", action: "acquire", config: cfgByMachine, seats: 2, budget: budgetAcquire, ownBudget: true, setup: setupAcquireByMachine,
+		refSays: "serializes by machine", refOutputs: map[string]string{"acquired": "true", "quarantine-recovered": "true"}},
 }
 
 // act is the action the scenario's victim runs.

@@ -143,6 +143,7 @@ func (w *world) finish(j *actiontest.Job, conclusion string) {
 // deps is a step's Deps on transport tr (nil: the emulator's).
 func deps(j *actiontest.Job, tr http.RoundTripper) acquire.Deps {
 	d := j.Deps()
+	d.MachineID = crashMachineID(j.Env["RUNNER_NAME"])
 	if tr != nil {
 		d.Transport = tr
 	}

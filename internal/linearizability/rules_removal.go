@@ -136,11 +136,11 @@ func (j *judge) mayCreate(n lockstate.Reservation) string {
 	switch a.Kind {
 	case ActorJob, ActorOldClient:
 		for _, h := range j.removedHolders {
-			if ok, _ := j.jobOwns(h.Entry); ok && h.RunnerID == n.RunnerID {
+			if ok, _ := j.jobOwns(h.Entry); ok && sameMachineOrRunner(h.RunnerID, h.MachineID, n.RunnerID, n.MachineID) {
 				return ""
 			}
 		}
-		return "no holder of this job on that runner left in the same write"
+		return "no holder of this job on that runner (or machine) left in the same write"
 	case ActorReaper:
 		for _, h := range j.removedHolders {
 			if q := j.reapQuarantine(h); q != nil && q.ReservationID == n.ReservationID {

@@ -52,6 +52,8 @@ func (s *sim) runOldClient(j *job) {
 		return
 	}
 	cfg.FencedAdmission, cfg.MaxOvertakes = false, 0
+	// Nor does it know serializeBy (issue 26): it records no machine id.
+	cfg.SerializeBy = ""
 	id := lockstate.Identity{
 		HolderID: j.holderID(), Repository: owner + "/" + j.repo, Workflow: "Unity", Job: j.name,
 		RunID: itoa64(j.runID), RunAttempt: itoa(j.attempt), RunURL: serverURL + "/" + owner + "/" + j.repo + "/actions/runs/" + itoa64(j.runID),

@@ -29,6 +29,7 @@ func (s *sim) chooseConfig(c Config) {
 		FencedAdmission:        schema >= 6,
 	}
 	s.chooseSeats(c)
+	s.chooseMachines(c)
 	// Upgrades while jobs keep arriving: start one or two schema levels
 	// lower and raise the config flags later; admission pauses until the
 	// lock drains, then the next writer upgrades it (docs/state-schema.md
@@ -107,8 +108,8 @@ func (s *sim) writeConfig(level int) {
 	s.cfgWriteMu.Lock()
 	defer s.cfgWriteMu.Unlock()
 	seats, holders := s.seatMembers(level)
-	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t%s}`,
-		holders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6, seats)
+	cfg := fmt.Sprintf(`{"maxHolders":%d,"releaseCooldownSeconds":%d,"maxOvertakes":%d,"runnerSerialization":%t,"resourceLifecycle":%t,"accountHealth":%t,"fencedAdmission":%t%s%s}`,
+		holders, s.cfg.ReleaseCooldownSeconds, s.cfg.MaxOvertakes, level >= 3, level >= 4, level >= 5, level >= 6, seats, s.serializeByKey(level))
 	s.cfgLevel.Store(int32(level))
 	s.cfgMu.Lock()
 	s.cfgChanges = append(s.cfgChanges, cfgChange{at: time.Now(), level: level})

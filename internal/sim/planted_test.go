@@ -35,6 +35,9 @@ var plantedCases = []struct {
 	// overtaking bound the checker enforces.
 	{plant.SeatGivenTwice, "gives one seat twice", "", sim.Config{Schema: 6, Seats: 1}},
 	{plant.PriorityStarves, "maxOvertakes", "", sim.Config{Schema: 6, Seats: 1}},
+	// Issue 26: the rules keyed on the runner id alone under serializeBy
+	// "machine" give two agents of one machine two seats.
+	{plant.MachineSerializationIgnored, "one seat per machine", linearizability.CodeMachineSerialization, sim.Config{Schema: 4, Machines: 1}},
 }
 
 // TestPlantedBugs (R-T1): each planted bug must be caught within 100 seeds

@@ -92,6 +92,7 @@ func (s *sim) deps(j *job, proc string, env map[string]string, sig *lockaction.S
 			defer mu.Unlock()
 			return r.Float64()
 		},
+		MachineID: s.machineID(j),
 	}
 }
 

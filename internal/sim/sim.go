@@ -38,6 +38,10 @@ type Config struct {
 	// classes on a seed whose target schema is 6 (seats.go); 0 lets the
 	// seed decide.
 	Seats int
+	// Machines forces (1) or forbids (-1) serializeBy "machine" with
+	// several runner agents per machine on a seed whose target schema is 3
+	// or later (machines.go); 0 lets the seed decide.
+	Machines int
 	// Debug fills Report.Debug with every process's stdout.
 	Debug bool
 	// Inspect, when set, is called with the emulator after every actor
@@ -130,6 +134,9 @@ type sim struct {
 	cfgWriteMu sync.Mutex
 	// seats is a seat seed's world (nil otherwise).
 	seats *seatWorld
+	// machines is how many machines a machine seed's agents share (0: not
+	// a machine seed; machines.go).
+	machines int
 }
 
 func (s *sim) intn(n int) int {
@@ -259,6 +266,7 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	if c.Inspect != nil {
 		c.Inspect(s.em)
 	}
+	s.countMachineEvents()
 	rep := s.audit(healed, jobsDone, liveWaiting)
 	s.auditNeighbours(&rep)
 	rep.Seed = seed
