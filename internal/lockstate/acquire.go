@@ -153,7 +153,12 @@ type AcquireDecision struct {
 // Safety: admission never makes holders exceed maxHolders − reservations
 // (a same-runner quarantine reclaim swaps a reservation for a holder); under
 // runner serialization one runner holds at most one slot or reservation and
-// admissions follow each runner's FIFO order. s is never modified.
+// admissions follow each runner's FIFO order. Under machine serialization
+// (cfg.SerializeBy "machine", or a state recording a machineId; see
+// serialKeys) the same holds per machine as well: the request must carry
+// its MachineID (CodeMachineIDUnavailable otherwise, nothing written), and
+// a sibling agent of a quarantine's machine may reclaim it. s is never
+// modified.
 //
 // Schema 6 (see scanQueue and docs/state-schema.md): every admission,
 // including a reclaim, increments State.FencingToken and stamps the new
