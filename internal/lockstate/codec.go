@@ -94,12 +94,9 @@ type Entry struct {
 	RunnerName string
 	RunnerOS   string
 	RunnerArch string
-	// MachineID (every schema, optional; issue 26) is the physical
-	// machine the acquiring process ran on: 32 lowercase hex digits, the
-	// machine's id hashed with the lock repository's id (never the raw
-	// id). Written as machineId only when set, which acquire does while the
-	// config sets serializeBy "machine"; older clients drop it on their next
-	// rewrite, like runnerName. See serialKeys.
+	// MachineID (every schema, optional; issue 26) is the hashed id of the
+	// machine the acquiring process ran on, written as machineId when set
+	// (machine.go, serialKeys).
 	MachineID string
 	// PendingRunnerID (schema 2 queue entries only, optional) is the
 	// runnerId the entry takes when a pending upgrade to schema >= 3 lands
@@ -455,55 +452,6 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 	return s, nil
 }
 
-// describeLock renders the document's lock value for an error message.
-func describeLock(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
-	}
-	if v == nil {
-		return "no lock"
-	}
-	return "a non-string lock"
-}
-
-// decodeSchemaVersion implements rule 3; an absent key means schema 1.
-func decodeSchemaVersion(obj map[string]any, lock string) (int, error) {
-	v, ok := obj["schemaVersion"]
-	if !ok {
-		return 1, nil
-	}
-	unsupported := newError(CodeUnsupportedSchema, fmt.Sprintf(
-		"decode lock state %q: state file schema %s is unsupported; expected an integer from 1 through %d",
-		lock, describeSchema(v), MaxSchemaVersion))
-	n, isNum := v.(json.Number)
-	if !isNum {
-		return 0, unsupported
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) || f < 1 {
-		return 0, unsupported
-	}
-	if f > MaxSchemaVersion {
-		return 0, newError(CodeNewerSchema, fmt.Sprintf(
-			"decode lock state %q: state file schema %s is newer than supported schema %d; upgrade this build lock client to a release that supports it",
-			lock, jsNumberString(string(n)), MaxSchemaVersion))
-	}
-	return int(f), nil
-}
-
-func describeSchema(v any) string {
-	switch x := v.(type) {
-	case json.Number:
-		return jsNumberString(string(x))
-	case string:
-		return strconv.Quote(x)
-	case nil:
-		return "null"
-	default:
-		return "of a non-numeric type"
-	}
-}
-
 // safeInteger accepts a JSON number whose value is an integer in
 // 0..MaxFencingToken (as JavaScript would read it: 3.0 and 3e0 are 3).
 // Strings, booleans, null and a missing value are refused.
@@ -621,14 +569,11 @@ func normalizeEntry(m map[string]any, schema int, nowStr, kind string, index int
 		}
 		*f.dst = str
 	}
-	if v, ok := m["machineId"]; ok {
-		str, isString := v.(string)
-		if !isString || !ValidMachineID(str) {
-			return Entry{}, newError(CodeInvalidMachineID, fmt.Sprintf(
-				"decode lock state %q: %s %d (%s) has a machineId that is not %d lowercase hexadecimal digits", lock, kind, index, e.HolderID, MachineIDLength))
-		}
-		e.MachineID = str
+	machine, err := decodeMachineID(m, lock, fmt.Sprintf("%s %d (%s)", kind, index, e.HolderID))
+	if err != nil {
+		return Entry{}, err
 	}
+	e.MachineID = machine
 	if v, ok := m["pendingRunnerId"]; ok && schema < 3 && kind == "queue entry" {
 		str, isString := v.(string)
 		if !isString || str == "" {
@@ -668,14 +613,11 @@ func normalizeReservation(m map[string]any, index int, lock string) (Reservation
 	if seat, ok := m["seat"].(string); ok {
 		r.Seat = seat
 	}
-	if v, ok := m["machineId"]; ok {
-		str, isString := v.(string)
-		if !isString || !ValidMachineID(str) {
-			return Reservation{}, newError(CodeInvalidMachineID, fmt.Sprintf(
-				"decode lock state %q: reservation %q has a machineId that is not %d lowercase hexadecimal digits", lock, r.ReservationID, MachineIDLength))
-		}
-		r.MachineID = str
+	machine, err := decodeMachineID(m, lock, fmt.Sprintf("reservation %q", r.ReservationID))
+	if err != nil {
+		return Reservation{}, err
 	}
+	r.MachineID = machine
 	if _, has := m["availableAt"]; has && r.State == ReservationQuarantine {
 		return Reservation{}, newError(CodeInvalidReservation, fmt.Sprintf(
 			"decode lock state %q: quarantine reservation %q must not have availableAt", lock, r.ReservationID))

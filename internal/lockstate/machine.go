@@ -239,3 +239,19 @@ func validateMachineIDs(s *State) error {
 	}
 	return nil
 }
+
+// decodeMachineID reads the optional machineId of an entry or reservation
+// (who names it in the error): absent is "", anything but 32 lowercase hex
+// digits is CodeInvalidMachineID.
+func decodeMachineID(m map[string]any, lock, who string) (string, error) {
+	v, ok := m["machineId"]
+	if !ok {
+		return "", nil
+	}
+	str, isString := v.(string)
+	if !isString || !ValidMachineID(str) {
+		return "", newError(CodeInvalidMachineID, fmt.Sprintf(
+			"decode lock state %q: %s has a machineId that is not %d lowercase hexadecimal digits", lock, who, MachineIDLength))
+	}
+	return str, nil
+}
