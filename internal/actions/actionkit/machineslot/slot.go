@@ -33,6 +33,9 @@ type Edges struct {
 	// Observe receives every committed queue.json a writer of this process
 	// read under the lock (tests, bench).
 	Observe func([]byte)
+	// Step is called at every step boundary of the store (bench: it counts
+	// the file operations).
+	Step func(filestore.Step)
 }
 
 // TreeOrOS returns the process table to walk.
@@ -45,7 +48,7 @@ func (e Edges) TreeOrOS() Tree {
 
 // Open opens the machine queue in dir with these edges and clock c.
 func (e Edges) Open(dir string, c clock.Clock) (*filestore.Store, error) {
-	return filestore.Open(dir, filestore.Options{Clock: c, Prober: e.Prober, Self: e.Self, Poll: e.Poll, Observe: e.Observe})
+	return filestore.Open(dir, filestore.Options{Clock: c, Prober: e.Prober, Self: e.Self, Poll: e.Poll, Observe: e.Observe, Step: e.Step})
 }
 
 // Freed is what Free did.
