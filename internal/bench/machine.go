@@ -142,7 +142,9 @@ func RunMachine(t testing.TB, cycles int) (*MachineResult, error) {
 		}
 		direct = append(direct, time.Since(start))
 	}
-	ms := func(ds []time.Duration) float64 { return round2(float64(checker.Percentile(ds, 50).Microseconds()) / 1000) }
+	ms := func(ds []time.Duration) float64 {
+		return round2(float64(checker.Percentile(ds, 50).Microseconds()) / 1000)
+	}
 	per := func(n int) float64 { return round2(float64(n) / float64(cycles)) }
 	r := &MachineResult{
 		Cycles: cycles, AdmissionMS: ms(adm), WithMachineMS: ms(admM), ReleaseMS: ms(rel), ReleaseMachineMS: ms(relM), QueueMS: ms(direct),
