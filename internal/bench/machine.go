@@ -59,7 +59,9 @@ type MachineResult struct {
 	QueueMS float64 `json:"queue_ms"`
 	// Per cycle of the wired acquire + release: exclusive locks taken,
 	// queue.json reads, fsync'd renames (writes).
-	Locks, Reads, Writes float64
+	Locks  float64 `json:"locks"`
+	Reads  float64 `json:"reads"`
+	Writes float64 `json:"writes"`
 	// RatioEmulator is QueueMS / AdmissionMS (the emulator answers in
 	// microseconds: a worst case); RatioGitHub is QueueMS /
 	// MachineGitHubAdmission.
