@@ -19,6 +19,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	mq "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/machinequeue"
@@ -273,5 +274,37 @@ func TestPostStepFreesSeatThenSlot(t *testing.T) {
 		assert.Equal(t, -1, lockstate.HolderIndex(w.State(), j.HolderID()))
 		assert.False(t, holds(m.queue(t), j.HolderID()), "the post step freed the slot")
 		assert.Contains(t, j.Out.String(), "Build-lock post cleanup: machine slot released.")
+	})
+}
+
+// TestMachineSlotKeptWhileTheAdmissionIsUnknown: when acquire cannot tell
+// whether its admission landed (admission-unknown), the organization may
+// record the job as a holder, so acquire keeps the machine slot; the
+// always() release step removes the admission, then frees the slot.
+func TestMachineSlotKeptWhileTheAdmissionIsUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		m := newMachine(t)
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Count: 1})
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.ServerError, Status: 502, Skip: 1})
+		j := w.NewJob("build", "agent-1").Input("timeout-minutes", "10")
+		d := m.deps(j, 1, 1)
+		require.Error(t, runDeps(context.Background(), d))
+		out := j.Outputs()
+		assert.Equal(t, "admission-unknown", out["admission-result"])
+		assert.Equal(t, "", out["machine-slot"])
+		require.Len(t, w.State().Holders, 1, "the write landed")
+		assert.True(t, holds(m.queue(t), j.HolderID()), "the slot is kept while the organization may record the job")
+		assert.Contains(t, j.Out.String(), "Keeping machine slot 1 for the release step")
+
+		w.Em.ClearFaults()
+		j.ResetFiles()
+		j.Input("resource-cleanup-status", "confirmed")
+		rd := j.Deps()
+		rd.Machine = d.Machine
+		require.NoError(t, release.Run(context.Background(), rd))
+		assert.Empty(t, w.State().Holders)
+		assert.False(t, holds(m.queue(t), j.HolderID()), "release freed the slot after the seat")
 	})
 }
