@@ -217,6 +217,8 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if err := lockaction.RemoveHeldMarker(r.s.RunnerTemp, r.s.Target, r.s.HolderID); err != nil {
 		r.a.Warning("Could not remove this job's admission marker: " + err.Error())
 	}
+	// The organization seat first, then the machine slot (machineslot.go).
+	r.freeMachineSlot(ctx)
 	r.log(dec)
 	if r.s.DegradedCode != "" {
 		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.DegradedCode)
