@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit/machineslot"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
@@ -41,6 +42,10 @@ type Deps struct {
 	// (internal/machineid.ForRepository with machineid.System()); tests
 	// inject one per simulated runner agent.
 	MachineID func(ctx context.Context, repositoryID int64) (string, error)
+	// Machine are the OS edges of the machine-local build queue (acquire's
+	// machine-slots, release and the post step); the zero value is the
+	// real process table and liveness.
+	Machine machineslot.Edges
 }
 
 // WithDefaults returns d with every optional field filled.
