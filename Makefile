@@ -38,13 +38,15 @@ lint:
 ## bench: the named workloads (idle, burst, steady, crash, wait-1h) in virtual time through the
 ## real actions (GitHub's replica lag and branch-head conflicts on), the four-locks burst (4 locks
 ## on one lock-state branch bursting together: failed jobs, conflicts per admission), the seats workload
-## (named seats, two labels, two priority classes: waits per class, max overtaken, affinity), then the demo row and the queue-size scale table (counts and ratios, not timings),
+## (named seats, two labels, two priority classes: waits per class, max overtaken, affinity), the machine-queue
+## overhead (file operations and wall time per acquire with machine-slots, real files), then the demo row and the queue-size scale table (counts and ratios, not timings),
 ## then `buildlock history verify` of 1,000 and 10,000 commits (requests and wall time).
 ## BENCH_JSON=1 prints JSON instead; BENCH_OUT=file also writes the workload JSON to file.
 bench:
 	BENCH_JSON=$(BENCH_JSON) BENCH_OUT=$(BENCH_OUT) $(GO) test -count=1 -timeout 10m -run '^TestWorkloads$$' -v ./internal/bench
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestMultiLockBurst$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestSeatsWorkload$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
+	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestMachineQueueOverhead$$' -v ./internal/bench | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'
 	$(GO) run ./cmd/buildlock bench $(if $(filter 1,$(BENCH_JSON)),--json)
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestHistoryVerifyScale$$' -v ./internal/bench | grep -v -e '^=== '
 

@@ -7,13 +7,13 @@ import (
 	"context"
 	"os"
 
-	recovery "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
 
 func main() {
 	ctx, sig := lockaction.NotifyContext(context.Background())
-	code := recovery.Main(ctx, recovery.Deps{Getenv: os.Getenv, Stdout: os.Stdout}, sig)
+	code := recoveraction.Main(ctx, recoveraction.Deps{Getenv: os.Getenv, Stdout: os.Stdout}, sig)
 	sig.Stop()
 	os.Exit(code)
 }

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"strings"
 	"time"
 
@@ -152,7 +153,7 @@ func recoverAndCheckLiveness(ct *caseT, w *world, sc scenario, v *victim, o *out
 	}
 	if s := w.State(); s.ActiveIncident != nil {
 		env := w.opEnv("operation", recovery.OperationRecoverIncident, "incident-id", s.ActiveIncident.IncidentID, "portal-cleanup-confirmed", "true")
-		if err := recovery.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil)); err != nil {
+		if err := recoveraction.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil)); err != nil {
 			ct.violate("operator recover-incident failed: %v", err)
 		}
 	}

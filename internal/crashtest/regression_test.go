@@ -3,6 +3,7 @@ package crashtest
 import (
 	"context"
 	"fmt"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,7 +62,7 @@ func TestRegressionStalledAttemptBoundedCallEnds(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			took, err := runBounded(t, 2*time.Minute, cancel, func() error {
-				return recovery.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
+				return recoveraction.Run(ctx, w.opDeps(env, &actiontest.SyncBuffer{}, nil))
 			})
 			require.NoError(t, err, "recover after one stalled write")
 			for _, r := range w.State().Reservations {

@@ -3,6 +3,7 @@ package crashtest
 import (
 	"context"
 	"fmt"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"net/http"
 	"strings"
 	"sync"
@@ -444,7 +445,7 @@ func recoverVictim(w *world, inputs ...string) *victim {
 	env := w.opEnv(inputs...)
 	out := &actiontest.SyncBuffer{}
 	return &victim{outPath: env["GITHUB_OUTPUT"], stdout: out, op: linOp(env), run: func(ctx context.Context, tr http.RoundTripper) error {
-		return recovery.Run(ctx, w.opDeps(env, out, tr))
+		return recoveraction.Run(ctx, w.opDeps(env, out, tr))
 	}}
 }
 

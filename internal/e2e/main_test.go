@@ -54,6 +54,9 @@ func TestMain(m *testing.M) {
 	if code, ok := holdMain(); ok {
 		os.Exit(code)
 	}
+	if code, ok := machineMain(); ok {
+		os.Exit(code)
+	}
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

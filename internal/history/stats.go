@@ -288,7 +288,7 @@ func Compute(lock string, base *Step, steps []Step, w Window) *Stats {
 				seats.admit(h, prev, wait)
 				arrival := acq.Add(-wait)
 				oh.job = len(st.Jobs)
-				st.Jobs = append(st.Jobs, ReplayJob{Arrival: arrival, Runner: h.RunnerID, Repository: h.Repository, Wait: wait, Release: ReleaseConfirmed})
+				st.Jobs = append(st.Jobs, ReplayJob{Arrival: arrival, Runner: h.RunnerID, Repository: h.Repository, Wait: wait, Release: ReleaseConfirmed, Labels: h.Labels, Priority: h.Priority})
 				if s.Result == "reclaimed" {
 					st.Reclaims++
 				}

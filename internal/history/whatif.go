@@ -3,8 +3,10 @@ package history
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -32,7 +34,11 @@ type ReplayJob struct {
 	Release    string        `json:"release"`
 	// Quarantine is how long the quarantine lasted until a recovery or
 	// reclaim (0: never recovered in the window).
-	Quarantine  time.Duration `json:"quarantine,omitempty"`
+	Quarantine time.Duration `json:"quarantine,omitempty"`
+	// Labels and Priority (issue 25) are what the job asked for: its
+	// seat-label set (Entry.Labels form, "" for any seat) and its class.
+	Labels      string `json:"labels,omitempty"`
+	Priority    int    `json:"priority,omitempty"`
 	reservation string
 }
 
@@ -50,14 +56,31 @@ type Scenario struct {
 	// Unfinished counts jobs the replay never admitted (a seat count too
 	// small for a quarantine that was never recovered).
 	Unfinished int `json:"unfinished"`
+	// Label (named-seat locks, issue 25) is the label one extra seat
+	// carried in this scenario ("" for the observed seat list);
+	// SeatsWithLabel is how many seats carried it.
+	Label          string `json:"label,omitempty"`
+	SeatsWithLabel int    `json:"seats_with_label,omitempty"`
+	// ByLabel (named-seat locks) is the replayed waits of the jobs whose
+	// label set includes each label ("any": jobs that asked for none),
+	// ByClass per priority class, highest first.
+	ByLabel []GroupStats `json:"by_label,omitempty"`
+	ByClass []GroupStats `json:"by_class,omitempty"`
 }
 
 // WhatIf is the capacity-planning answer: the observed demand replayed
 // with other seat counts.
+//
+// A lock whose config names its seats (issue 25) gets no other seat
+// counts (a count alone does not say which labels a seat would carry):
+// Scenarios holds the observed seat list alone, and LabelScenarios one
+// scenario per label the seats carry, with one seat more carrying that
+// label (and nothing else).
 type WhatIf struct {
-	Jobs      int        `json:"jobs"`
-	Skipped   int        `json:"skipped"`
-	Scenarios []Scenario `json:"scenarios"`
+	Jobs           int        `json:"jobs"`
+	Skipped        int        `json:"skipped"`
+	Scenarios      []Scenario `json:"scenarios"`
+	LabelScenarios []Scenario `json:"label_scenarios,omitempty"`
 }
 
 // WhatIfSeats returns N−1 (when at least 1), N, N+1 and N+2, at most 64.
@@ -75,6 +98,18 @@ func WhatIfSeats(n int) []int {
 // WhatIfSeats(st.Seats).
 func RunWhatIf(st *Stats) *WhatIf {
 	w := &WhatIf{Jobs: len(st.Jobs), Skipped: st.GaveUp}
+	if st.Config.Seats.Len() > 0 && st.Schema >= lockstate.FencedSchemaVersion {
+		base := ReplaySeats(st.Jobs, st.Config, st.Schema, "")
+		base.Observed = true
+		w.Scenarios = append(w.Scenarios, base)
+		for _, label := range st.Config.SeatLabels() {
+			if st.Config.Seats.Len() >= lockstate.MaxHoldersCap {
+				break
+			}
+			w.LabelScenarios = append(w.LabelScenarios, ReplaySeats(st.Jobs, st.Config, st.Schema, label))
+		}
+		return w
+	}
 	for _, seats := range WhatIfSeats(max(st.Seats, 1)) {
 		sc := Replay(st.Jobs, st.Config, st.Schema, seats)
 		sc.Observed = seats == st.Seats
@@ -93,9 +128,57 @@ func RunWhatIf(st *Stats) *WhatIf {
 // other, the observed seat count included, rather than with the observed
 // waits).
 func Replay(jobs []ReplayJob, cfg lockstate.Config, schema int, seats int) Scenario {
-	r := newReplay(jobs, cfg, schema, seats)
+	cfg.MaxHolders = seats
+	r := newReplay(jobs, cfg, schema)
 	r.run()
 	return r.scenario()
+}
+
+// ReplaySeats replays the jobs on a lock that names its seats (issue 25):
+// with cfg's seat list as it is when extraLabel is "", else with one seat
+// more, carrying extraLabel alone. Every job asks for its observed label
+// set and priority class, so labels, classes, bounded overtaking and seat
+// affinity apply as they did. The scenario reports the waits per label
+// and per class.
+func ReplaySeats(jobs []ReplayJob, cfg lockstate.Config, schema int, extraLabel string) Scenario {
+	seats := cfg.Seats.List()
+	with := 0
+	for _, sc := range seats {
+		if slices.Contains(sc.Labels, extraLabel) {
+			with++
+		}
+	}
+	if extraLabel != "" {
+		seats = append(seats, lockstate.SeatConfig{Name: extraSeatName(seats, extraLabel), Labels: []string{extraLabel}})
+		with++
+	}
+	cfg.Seats, cfg.MaxHolders = lockstate.NewSeatList(seats), len(seats)
+	r := newReplay(jobs, cfg, max(schema, lockstate.FencedSchemaVersion))
+	r.run()
+	sc := r.scenario()
+	sc.Label, sc.SeatsWithLabel = extraLabel, with
+	sc.ByLabel, sc.ByClass = r.groups(cfg.SeatLabels())
+	return sc
+}
+
+// extraSeatName names the what-if seat: "whatif-<label>", clipped to a
+// valid seat name and made unique among seats.
+func extraSeatName(seats []lockstate.SeatConfig, label string) string {
+	base := "whatif-" + label
+	if len(base) > lockstate.MaxSeatNameLength {
+		base = base[:lockstate.MaxSeatNameLength]
+	}
+	taken := func(n string) bool {
+		return slices.ContainsFunc(seats, func(s lockstate.SeatConfig) bool {
+			return s.Name == n || lockstate.SeatSecretSuffix(s.Name) == lockstate.SeatSecretSuffix(n)
+		})
+	}
+	name := base
+	for i := 2; taken(name); i++ {
+		suffix := "-" + strconv.Itoa(i)
+		name = base[:min(len(base), lockstate.MaxSeatNameLength-len(suffix))] + suffix
+	}
+	return name
 }
 
 type replayEvent struct {
@@ -142,15 +225,17 @@ type replay struct {
 	end      time.Time
 	seats    int
 	maxQueue int
+	// named: the config names its seats (every waiter polls).
+	named bool
 }
 
-func newReplay(jobs []ReplayJob, cfg lockstate.Config, schema, seats int) *replay {
+func newReplay(jobs []ReplayJob, cfg lockstate.Config, schema int) *replay {
 	if schema < lockstate.DefaultSchemaVersion {
 		schema = lockstate.DefaultSchemaVersion
 	}
+	seats := cfg.MaxHolders
 	// The lock stays at its schema: the flags that would migrate it are
 	// set exactly up to it.
-	cfg.MaxHolders = seats
 	cfg.RunnerSerialization = schema >= 3
 	cfg.ResourceLifecycle = schema >= 4
 	cfg.AccountHealth = schema >= 5
@@ -169,7 +254,8 @@ func newReplay(jobs []ReplayJob, cfg lockstate.Config, schema, seats int) *repla
 	for i, j := range order {
 		sorted[i] = jobs[j]
 	}
-	r := &replay{jobs: sorted, cfg: cfg, s: s, byHolder: map[string]int{}, admitted: make([]time.Time, len(jobs)), resOf: map[int]string{}, wakes: map[time.Time]bool{}, seats: seats}
+	r := &replay{jobs: sorted, cfg: cfg, s: s, byHolder: map[string]int{}, admitted: make([]time.Time, len(jobs)), resOf: map[int]string{}, wakes: map[time.Time]bool{}, seats: seats,
+		named: cfg.Seats.Len() > 0}
 	for i, j := range sorted {
 		runner := j.Runner
 		if runner == "" {
@@ -234,7 +320,11 @@ func (r *replay) run() {
 
 // acquire is one poll by job i; an admission schedules its release.
 func (r *replay) acquire(i int, now time.Time) bool {
-	out, dec, err := lockstate.Acquire(r.s, r.cfg, lockstate.AcquireRequest{Identity: r.ids[i], Lease: r.lease(i)}, now)
+	req := lockstate.AcquireRequest{Identity: r.ids[i], Lease: r.lease(i), Priority: r.jobs[i].Priority}
+	if l := r.jobs[i].Labels; l != "" {
+		req.Labels = strings.Split(l, ",")
+	}
+	out, dec, err := lockstate.Acquire(r.s, r.cfg, req, now)
 	if err != nil {
 		return false
 	}
@@ -255,6 +345,15 @@ func (r *replay) pollAll(now time.Time) {
 		pruned, _ := lockstate.PruneExpiredCooldowns(r.s, now)
 		free := lockstate.FreeSlots(pruned, r.cfg)
 		for _, e := range r.s.Queue {
+			if r.named {
+				// Labels and classes decide who a free seat fits: every
+				// waiter asks, in queue order.
+				if i, ok := r.byHolder[e.HolderID]; ok && r.acquire(i, now) {
+					progress = true
+					break
+				}
+				continue
+			}
 			// Only a waiter the core ranks admissible can be admitted (a
 			// reclaim ranks 0 without a free seat).
 			if rank := lockstate.AdmissibleRank(pruned, r.cfg, e.HolderID); rank < 0 || (rank > 0 && rank >= free) {
@@ -309,4 +408,35 @@ func (r *replay) scenario() Scenario {
 		sc.Utilization = r.busy / (float64(r.seats) * span)
 	}
 	return sc
+}
+
+// groups returns the replayed waits per label (jobs whose label set
+// includes it; "any" for jobs that asked for none) and per class.
+func (r *replay) groups(labels []string) (byLabel, byClass []GroupStats) {
+	perLabel, perClass := map[string][]time.Duration{}, map[int][]time.Duration{}
+	for i, at := range r.admitted {
+		if at.IsZero() {
+			continue
+		}
+		wait := at.Sub(r.jobs[i].Arrival)
+		perClass[r.jobs[i].Priority] = append(perClass[r.jobs[i].Priority], wait)
+		if r.jobs[i].Labels == "" {
+			perLabel["any"] = append(perLabel["any"], wait)
+			continue
+		}
+		for _, l := range strings.Split(r.jobs[i].Labels, ",") {
+			perLabel[l] = append(perLabel[l], wait)
+		}
+	}
+	for _, l := range append(labels, "any") {
+		if ws, ok := perLabel[l]; ok {
+			byLabel = append(byLabel, GroupStats{Key: l, Admissions: len(ws), Wait: NewDist(ws)})
+		}
+	}
+	for class := lockstate.MaxPriority; class >= 0; class-- {
+		if ws, ok := perClass[class]; ok {
+			byClass = append(byClass, GroupStats{Key: strconv.Itoa(class), Admissions: len(ws), Wait: NewDist(ws)})
+		}
+	}
+	return byLabel, byClass
 }

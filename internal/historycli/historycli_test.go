@@ -244,3 +244,48 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestReportWithNamedSeats: a lock whose config names pro and plus seats,
+// its jobs asking for labels: verify is clean (the seat rules replayed)
+// and the report's what-if has one scenario per label, in JSON and in
+// the Markdown summary.
+func TestReportWithNamedSeats(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, histgen.Options{Seed: 47, Jobs: 40, Interarrival: 2 * time.Minute,
+		NamedSeats: []lockstate.SeatConfig{{Name: "pro-1", Labels: []string{"pro"}}, {Name: "pro-2", Labels: []string{"pro"}}, {Name: "plus-1", Labels: []string{"plus"}}},
+		JobLabels:  []string{"pro", "pro", "plus", ""}})
+	_, stderr, err := f.run("verify", "--checkpoint-dir", t.TempDir())
+	require.NoError(t, err, stderr)
+	dir := t.TempDir()
+	out, stderr, err := f.run("report", "--since", "all", "--format", "json", "--summary", filepath.Join(dir, "s.md"))
+	require.NoError(t, err, stderr)
+	var rep struct {
+		Locks []struct {
+			Stats struct {
+				LabelSets []struct{ Key string }  `json:"label_sets"`
+				SeatUse   []struct{ Seat string } `json:"seat_use"`
+			}
+			WhatIf struct {
+				Scenarios      []struct{ Observed bool }
+				LabelScenarios []struct {
+					Label          string
+					SeatsWithLabel int `json:"seats_with_label"`
+					Admitted       int
+				} `json:"label_scenarios"`
+			} `json:"what_if"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	l := rep.Locks[0]
+	assert.Len(t, l.Stats.SeatUse, 3)
+	require.Len(t, l.WhatIf.Scenarios, 1, "the observed seat list only")
+	assert.True(t, l.WhatIf.Scenarios[0].Observed)
+	require.Len(t, l.WhatIf.LabelScenarios, 2)
+	assert.Equal(t, "plus", l.WhatIf.LabelScenarios[0].Label)
+	assert.Equal(t, 2, l.WhatIf.LabelScenarios[0].SeatsWithLabel)
+	assert.Equal(t, "pro", l.WhatIf.LabelScenarios[1].Label)
+	assert.Equal(t, 3, l.WhatIf.LabelScenarios[1].SeatsWithLabel)
+	assert.Positive(t, l.WhatIf.LabelScenarios[1].Admitted)
+	summary := string(must(os.ReadFile(filepath.Join(dir, "s.md"))))
+	assert.Contains(t, summary, "| `pro` | 2 → 3 |")
+}

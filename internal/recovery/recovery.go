@@ -47,7 +47,6 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/edgesettings"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -199,31 +198,6 @@ func OpenLock(ctx context.Context, a *actionio.IO, d Deps, ls LockSettings) (*Lo
 		return nil, err
 	}
 	return &Lock{Target: ls.Target, Client: c, Store: s}, nil
-}
-
-// Run performs the recovery the inputs ask for, writing outputs and the job
-// summary through the Actions runtime described by d.
-func Run(ctx context.Context, d Deps) error {
-	d, err := d.WithDefaults()
-	if err != nil {
-		return err
-	}
-	a := edgesettings.IO(d.Getenv, d.Stdout)
-	s, err := LoadSettings(d.Getenv)
-	return Execute(ctx, a, d, s, err)
-}
-
-// Main runs the recovery and maps the result to the process exit code
-// (0, 1, or 130/143 after a runner signal), reporting a failure as one
-// ::error:: line.
-func Main(ctx context.Context, d Deps, sig *lockaction.Signals) int {
-	d, err := d.WithDefaults()
-	if err != nil {
-		return lockaction.ExitFailure
-	}
-	a := edgesettings.IO(d.Getenv, d.Stdout)
-	s, err := LoadSettings(d.Getenv)
-	return lockaction.Finish(a, sig, Execute(ctx, a, d, s, err))
 }
 
 // Execute performs the recovery s describes; serr is LoadSettings' error

@@ -29,7 +29,7 @@ func TestIdleAdmissionCostsThreeResourceRequests(t *testing.T) {
 		assert.Equal(t, "healthy", out["resource-health"])
 		assert.Equal(t, "", out["resource-reason"])
 		assert.Equal(t, "1", out["attempts"])
-		assert.Len(t, out, 16, "all outputs are written together")
+		assert.Len(t, out, 19, "all outputs are written together")
 		h := w.Em.History(actiontest.Owner, actiontest.LockRepo, "lock-state", actiontest.StatePath)
 		require.Len(t, h, 1, "joining the queue and admission are one write")
 		assert.Equal(t, h[0].BlobSHA, out["state-sha"])

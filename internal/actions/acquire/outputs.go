@@ -101,6 +101,7 @@ func (q *acquirer) report(o outcome) error {
 		{OutputSeatLabels, q.seatLabels(o.seat)},
 		{OutputSeatSecretSuffix, seatSecretSuffix(o.seat)},
 	}
+	outs = append(outs, q.machineOutputs(o.result == resultAcquired)...)
 	err := q.a.SetOutputs(outs)
 	q.reported = true
 	q.summary(o, wait)
@@ -193,6 +194,7 @@ func (q *acquirer) summary(o outcome, wait time.Duration) {
 	if o.result != resultAcquired && q.wait.blocker != "" {
 		rows = append(rows, actionkit.Row{Field: "Blocked by", Value: markdown.Message(q.wait.blocker)})
 	}
+	rows = append(rows, q.machineRows()...)
 	rows = append(rows, stateRows(q.last)...)
 	if o.incident != nil {
 		rows = append(rows, actionkit.Row{Field: "Incident", Value: markdown.Code(o.incident.IncidentID) + " " +

@@ -40,7 +40,10 @@ func runPost(ctx context.Context, d Deps, a *actionio.IO, s Settings, serr error
 	defer cancel()
 	if err := postCleanup(cctx, d, a, s); err != nil {
 		a.Warning("Build-lock post cleanup failed: " + err.Error())
+		return
 	}
+	// The organization seat first, then the machine slot.
+	postFreeMachineSlot(cctx, d, a, s)
 }
 
 func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error {

@@ -58,6 +58,7 @@ func Run(ctx context.Context, deps Deps) error {
 	s.Poll = time.Duration(s.Poll/time.Second) * d.PollUnit
 	q := &acquirer{d: d, a: a, register: s.Register, started: d.Clock.Now()}
 	err = q.main(ctx, s, err)
+	q.freeMachineSlotAfterFailure(ctx, err)
 	if err != nil && !q.reported {
 		q.reportFailure(ctx, err)
 	}
@@ -156,6 +157,8 @@ type acquirer struct {
 	rank         int
 	rankAt       time.Time
 	observedHold time.Duration
+	// machine is the machine slot (nil when machine-slots is off).
+	machine *machineSlot
 }
 
 // run is the setup (spec §3.5 "Startup") and the wait loop, both bounded
@@ -189,6 +192,9 @@ func (q *acquirer) run(ctx context.Context, creds lockaction.AppCredentials) err
 
 // setupAndLoop is the setup and the wait loop on the deadline-bound ctx.
 func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredentials) error {
+	if err := q.machineOwner(); err != nil {
+		return err
+	}
 	jobID, err := q.resolveJobID(ctx)
 	if err != nil {
 		return err
@@ -218,6 +224,10 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	// The config read looked the writer App's installation up: its account
 	// pins the lock repository owner's id before the first write.
 	if err := lockaction.CheckOwnerPin(q.s.Target, q.client); err != nil {
+		return err
+	}
+	// The machine slot first, then the organization queue (machineslot.go).
+	if err := q.takeMachineSlot(ctx); err != nil {
 		return err
 	}
 	return q.loop(ctx)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit/machineslot"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/prhead"
@@ -116,6 +117,8 @@ type Settings struct {
 	SeatLabels []string
 	Priority   int
 	Caller     lockstate.PriorityCaller
+	// Machine is machine-slots and BUILD_LOCK_MACHINE_DIR (machineslot.go).
+	Machine machineslot.Settings
 	// AuthGrace and ConfigTTL are the BUILD_LOCK_AUTH_GRACE_MS and
 	// BUILD_LOCK_CONFIG_TTL_MS knobs.
 	AuthGrace, ConfigTTL time.Duration
@@ -189,6 +192,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	s.Priority, err = in.NonNegativeIntMax(InputPriority, DefaultPriority, lockstate.MaxPriority)
 	p.Add(err)
+	s.Machine = machineslot.Parse(getenv, in, &p)
 	s.Caller = lockstate.PriorityCaller{Repository: s.Run.Repository, PullRequest: pullRequestEvent(s.Run.EventName)}
 	var warn string
 	if s.AuthGrace, warn = actionkit.ParseMillis(EnvAuthGraceMS, getenv(EnvAuthGraceMS), DefaultAuthGrace); warn != "" {

@@ -48,6 +48,7 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 		"INPUT_LEASE-MINUTES":                    "240",
 		"INPUT_STATE-BRANCH":                     "refs/heads/main",
 		"INPUT_RUNNER-ID":                        "runner-1",
+		"INPUT_MACHINE_SLOTS":                    "65",
 	}
 	getenv := func(k string) string { return env[k] }
 
@@ -57,7 +58,7 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	want := []string{
 		"lock-name-pattern", "state-branch-ambiguous", "caller-ids", "input-edge-whitespace-or-newline",
 		"input-invalid-positive-integer", "input-invalid-positive-integer", "input-invalid-boolean",
-		"input-invalid-non-negative-integer", "pr-head-check-failed", "app-credentials",
+		"input-invalid-non-negative-integer", "input-invalid-positive-integer", "pr-head-check-failed", "app-credentials",
 	}
 	var got []string
 	for _, p := range se.Problems {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actionkit/machineslot"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 )
@@ -33,6 +34,10 @@ type Deps struct {
 	// PollUnit is the length of one poll-seconds unit for acquire; default
 	// one second. The demo compresses time with a smaller unit.
 	PollUnit time.Duration
+	// Machine are the OS edges of the machine-local build queue (acquire's
+	// machine-slots, release and the post step); the zero value is the
+	// real process table and liveness.
+	Machine machineslot.Edges
 }
 
 // WithDefaults returns d with every optional field filled.

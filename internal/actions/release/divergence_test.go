@@ -4,6 +4,9 @@ package release_test
 // reference (docs/divergences.md).
 
 import (
+	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // TestAttemptBoundedReleaseHasAWindow: release-retry-deadline-seconds=0
@@ -43,4 +48,70 @@ func TestAttemptBoundedReleaseHasAWindow(t *testing.T) {
 		assert.LessOrEqual(t, elapsed, 5*time.Minute+time.Second, "the attempt-bounded window ends the release")
 		assert.Len(t, w.State().Holders, 1, "nothing was written")
 	})
+}
+
+// racer is a transport that lets another writer win the compare-and-swap
+// race against the first n writes of the state file: before forwarding
+// each, it commits a newer version (the same state, updatedAt one second
+// later), so GitHub answers 409 "does not match".
+type racer struct {
+	w    *actiontest.World
+	next http.RoundTripper
+	n    int
+	won  int
+}
+
+func (r *racer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/"+actiontest.StatePath) && r.won < r.n {
+		r.won++
+		s := r.w.State()
+		at, _ := lockstate.ParseTime(s.UpdatedAt)
+		s.UpdatedAt = lockstate.FormatTime(at.Add(time.Duration(r.won) * time.Second))
+		r.w.SeedState(s)
+	}
+	return r.next.RoundTrip(req)
+}
+
+// TestReleaseRetriesItsWriteUntilItsDeadline: a release that loses its
+// compare-and-swap race fifteen times in a row (a burst of joins and
+// admissions) still releases inside its retry deadline; the reference
+// gives up after 10 rounds and leaves the seat held until the reaper
+// quarantines it. With release-retry-deadline-seconds 0 (the reference's
+// attempt-bounded budget) the 10 rounds stay.
+func TestReleaseRetriesItsWriteUntilItsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		deadline string
+		released bool
+		puts     int64
+	}{
+		{"with a deadline", "", true, 16},
+		{"attempt-bounded", "0", false, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				if tc.deadline != "" {
+					j.Input("release-retry-deadline-seconds", tc.deadline)
+				}
+				w.Em.ResetMetrics()
+				d := j.Deps()
+				d.Transport = &racer{w: w, next: d.Transport, n: 15}
+				begin := time.Now()
+				err := release.Run(context.Background(), d)
+				assert.Equal(t, tc.puts, w.Puts(), "state writes sent")
+				if !tc.released {
+					require.ErrorContains(t, err, "10 rounds")
+					assert.Len(t, w.State().Holders, 1, "the seat stays held")
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, "released", j.Outputs()["cleanup-result"])
+				assert.Empty(t, w.State().Holders)
+				assert.Less(t, time.Since(begin), 2*time.Minute, "inside release-retry-deadline-seconds (120)")
+			})
+		})
+	}
 }

@@ -7,10 +7,12 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +82,11 @@ type Options struct {
 	// SeatsChangeAt raises maxHolders by one when that many jobs have
 	// arrived (a config commit on the default branch); 0: never.
 	SeatsChangeAt int
+	// NamedSeats (issue 25), when set, names the lock's seats (their count
+	// replaces Seats; not with SeatsChangeAt). Job i asks for the label
+	// set JobLabels[i % len] ("" or none: any seat).
+	NamedSeats []lockstate.SeatConfig
+	JobLabels  []string
 }
 
 func (o *Options) defaults() {
@@ -89,6 +96,9 @@ func (o *Options) defaults() {
 		}
 	}
 	def(&o.Jobs, 40)
+	if len(o.NamedSeats) > 0 {
+		o.Seats = len(o.NamedSeats)
+	}
 	def(&o.Seats, 2)
 	def(&o.Runners, 6)
 	def(&o.Repositories, 3)
@@ -227,6 +237,9 @@ var (
 // benchmark is not throttled), an operator and an intruder account.
 func New(o Options) (*World, error) {
 	o.defaults()
+	if len(o.NamedSeats) > 0 && o.SeatsChangeAt > 0 {
+		return nil, errors.New("histgen: NamedSeats and SeatsChangeAt cannot be combined")
+	}
 	keyOnce.Do(func() { genKey, keyErr = rsa.GenerateKey(rand.Reader, 2048) })
 	if keyErr != nil {
 		return nil, keyErr
@@ -287,13 +300,33 @@ func (w *World) Store(ctx context.Context, token string) (*store.Store, error) {
 
 // Config returns the lock config with seats seats.
 func (w *World) Config(seats int) lockstate.Config {
-	return lockstate.Config{MaxHolders: seats, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true,
+	c := lockstate.Config{MaxHolders: seats, RunnerSerialization: true, ResourceLifecycle: true, AccountHealth: true,
 		FencedAdmission: true, MaxOvertakes: 2, ReleaseCooldownSeconds: w.opts.CooldownSeconds}
+	if len(w.opts.NamedSeats) > 0 {
+		c.Seats, c.MaxHolders = lockstate.NewSeatList(w.opts.NamedSeats), len(w.opts.NamedSeats)
+	}
+	return c
 }
 
 func configJSON(c lockstate.Config) []byte {
-	return fmt.Appendf(nil, `{"maxHolders":%d,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"maxOvertakes":%d,"releaseCooldownSeconds":%d}`+"\n",
-		c.MaxHolders, c.MaxOvertakes, c.ReleaseCooldownSeconds)
+	seats := ""
+	if list := c.Seats.List(); len(list) > 0 {
+		parts := make([]string, len(list))
+		for i, sc := range list {
+			parts[i] = fmt.Sprintf(`{"name":%q,"labels":["%s"]}`, sc.Name, strings.Join(sc.Labels, `","`))
+		}
+		seats = `,"seats":[` + strings.Join(parts, ",") + `]`
+	}
+	return fmt.Appendf(nil, `{"maxHolders":%d,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"fencedAdmission":true,"maxOvertakes":%d,"releaseCooldownSeconds":%d%s}`+"\n",
+		c.MaxHolders, c.MaxOvertakes, c.ReleaseCooldownSeconds, seats)
+}
+
+// labels returns job i's seat-label request.
+func (g *gen) labels(i int) []string {
+	if len(g.o.JobLabels) == 0 || g.o.JobLabels[i%len(g.o.JobLabels)] == "" {
+		return nil
+	}
+	return strings.Split(g.o.JobLabels[i%len(g.o.JobLabels)], ",")
 }
 
 type event struct {
@@ -469,7 +502,7 @@ func (g *gen) acquire(i int) (bool, error) {
 		// acquiredAt), not when the write's answer arrives (the client
 		// spaces writes, so the clock may have moved since).
 		at = g.now()
-		next, d, err := lockstate.Acquire(cur, g.cfg, lockstate.AcquireRequest{Identity: g.ids[i], Lease: leaseDuration}, at)
+		next, d, err := lockstate.Acquire(cur, g.cfg, lockstate.AcquireRequest{Identity: g.ids[i], Lease: leaseDuration, Labels: g.labels(i)}, at)
 		if err != nil {
 			return "", err
 		}
@@ -547,7 +580,9 @@ func (g *gen) pollAll() error {
 			i, ok := g.byHolder[e.HolderID]
 			// Only a waiter the core ranks admissible polls (a reclaim
 			// ranks 0 without a free seat); the others would write nothing.
-			if rank := lockstate.AdmissibleRank(pruned, g.cfg, e.HolderID); !ok || rank < 0 || (rank > 0 && rank >= free) {
+			// With named seats, labels decide who a free seat fits: every
+			// waiter polls.
+			if rank := lockstate.AdmissibleRank(pruned, g.cfg, e.HolderID); !ok || (len(g.o.NamedSeats) == 0 && (rank < 0 || (rank > 0 && rank >= free))) {
 				continue
 			}
 			admitted, err := g.acquire(i)

@@ -97,6 +97,15 @@ func htmlLock(b *strings.Builder, l LockReport) {
 				esc(name), dur(sc.Wait.P50), dur(sc.Wait.P95), dur(sc.Wait.P99), dur(sc.Wait.Mean), sc.MaxQueue, pct(sc.Utilization))
 		}
 		b.WriteString("</table>\n")
+		if rows := LabelWhatIf(wi); len(rows) > 0 {
+			b.WriteString("<h3>What if one seat more carried each label</h3>\n<p>The observed seat list replayed, then with one seat added that carries the label alone. Waits of the jobs that asked for the label, now and with the extra seat.</p>\n")
+			b.WriteString("<table>\n<tr><th>Label</th><th>Seats with it</th><th>Its jobs' wait p50</th><th>Its jobs' wait p95</th><th>Every job's wait p95</th></tr>\n")
+			for _, r := range rows {
+				fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%d → %d</td><td>%s → %s</td><td>%s → %s</td><td>%s → %s</td></tr>\n", esc(r.Label), r.Seats, r.Seats+1,
+					dur(r.Now.P50), dur(r.Then.P50), dur(r.Now.P95), dur(r.Then.P95), dur(r.AllNow.P95), dur(r.AllThen.P95))
+			}
+			b.WriteString("</table>\n")
+		}
 	}
 }
 

@@ -63,6 +63,15 @@ func Markdown(w io.Writer, r *Report) error {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", name, dur(sc.Wait.P50), dur(sc.Wait.P95), dur(sc.Wait.P99), sc.MaxQueue, pct(sc.Utilization))
 			}
 			b.WriteString("\n")
+			if rows := LabelWhatIf(wi); len(rows) > 0 {
+				b.WriteString("With one seat more carrying each label (the observed seat list replayed, then one seat added):\n\n")
+				b.WriteString("| Label | Seats with it | Its jobs' wait p50 | Its jobs' wait p95 | Every job's wait p95 |\n|---|---:|---:|---:|---:|\n")
+				for _, r := range rows {
+					fmt.Fprintf(&b, "| `%s` | %d → %d | %s → %s | %s → %s | %s → %s |\n", mdCode(r.Label), r.Seats, r.Seats+1,
+						dur(r.Now.P50), dur(r.Then.P50), dur(r.Now.P95), dur(r.Then.P95), dur(r.AllNow.P95), dur(r.AllThen.P95))
+				}
+				b.WriteString("\n")
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -184,6 +184,21 @@ func OpenMetrics(w io.Writer, r *Report) error {
 		}
 	}
 	family("buildlock_history_whatif_wait_seconds", "gauge", "Waits the window's demand would have had with each seat count (replay).", whatif)
+	var byLabel []sample
+	for _, l := range r.Locks {
+		if l.WhatIf == nil {
+			continue
+		}
+		for _, row := range LabelWhatIf(l.WhatIf) {
+			for _, q := range []struct {
+				q string
+				v float64
+			}{{"0.5", row.Then.P50}, {"0.95", row.Then.P95}, {"0.99", row.Then.P99}} {
+				byLabel = append(byLabel, sample{labels: []string{"lock", l.Lock, "label", row.Label, "quantile", q.q}, value: q.v})
+			}
+		}
+	}
+	family("buildlock_history_whatif_label_wait_seconds", "gauge", "Waits of the jobs asking for a label with one seat more carrying it (replay).", byLabel)
 	b.WriteString("# EOF\n")
 	_, err := io.WriteString(w, b.String())
 	return err

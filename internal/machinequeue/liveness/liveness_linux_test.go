@@ -79,3 +79,13 @@ func TestRealChildLifecycle(t *testing.T) {
 	_, err = Lookup(child.PID)
 	assert.Error(t, err)
 }
+
+func TestParentOfSelf(t *testing.T) {
+	t.Parallel()
+	p, err := ParentOf(os.Getpid())
+	require.NoError(t, err)
+	assert.Equal(t, os.Getppid(), p.PPID)
+	assert.NotEmpty(t, p.Name)
+	_, err = ParentOf(0)
+	assert.Error(t, err)
+}

@@ -1,4 +1,4 @@
-package recovery_test
+package recover_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap/reaptest"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
@@ -63,7 +64,7 @@ func TestRecoverBudgetSpentFailsWithItsCode(t *testing.T) {
 				w.Em.ResetMetrics()
 				var err error
 				if binary == "recover" {
-					err = recovery.Run(context.Background(), d)
+					err = recoveraction.Run(context.Background(), d)
 				} else {
 					err = reap.Run(context.Background(), d)
 				}
@@ -91,7 +92,7 @@ func TestRecoverBudgetDefaultAndKnob(t *testing.T) {
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "true",
 			"BUILD_LOCK_REQUEST_BUDGET", "9999")
 		w.Em.ResetMetrics()
-		require.NoError(t, recovery.Run(context.Background(), deps(w)))
+		require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 		assert.Less(t, w.Em.Metrics().Requests, int64(recovery.DefaultRequestBudget/5))
 		assert.Contains(t, w.Stdout.String(), "::warning::Ignoring invalid BUILD_LOCK_REQUEST_BUDGET=9999; expected an integer between 25 and 1000.")
 		assert.Equal(t, "true", w.Outputs()["reaped"])

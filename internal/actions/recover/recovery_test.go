@@ -1,4 +1,4 @@
-package recovery_test
+package recover_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap/reaptest"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -118,7 +119,7 @@ func TestRecoverRefusals(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w, _ := seeded(t, cfgHealth, tc.schema, tc.inc)
 				set(w, tc.env...)
-				err := recovery.Run(context.Background(), deps(w))
+				err := recoveraction.Run(context.Background(), deps(w))
 				require.Error(t, err)
 				switch {
 				case tc.want.rule != "":
@@ -148,7 +149,7 @@ func TestRecoverQuarantineToCooldown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, _ := seeded(t, cfgHealth, 5, true)
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "TRUE")
-		require.NoError(t, recovery.Run(context.Background(), deps(w)))
+		require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 		assert.Equal(t, []string{seedM, "Recover reservation q1"}, w.Messages())
 		st := w.State()
 		require.Len(t, st.Reservations, 2)
@@ -170,7 +171,7 @@ func TestRecoverQuarantineCooldownZeroFreesTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, _ := seeded(t, cfgHealth0, 5, false)
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "true")
-		require.NoError(t, recovery.Run(context.Background(), deps(w)))
+		require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 		st := w.State()
 		require.Len(t, st.Reservations, 1)
 		assert.Equal(t, "c1", st.Reservations[0].ReservationID)
@@ -185,7 +186,7 @@ func TestRecoverWorksWithoutReaderCredentials(t *testing.T) {
 		w, _ := seeded(t, cfgHealth, 5, false)
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "true",
 			"BUILD_LOCK_READER_APP_ID", "", "BUILD_LOCK_READER_APP_PRIVATE_KEY", "")
-		require.NoError(t, recovery.Run(context.Background(), deps(w)))
+		require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 	})
 }
 
@@ -205,7 +206,7 @@ func TestRecoverIncident(t *testing.T) {
 				if tc.exact {
 					set(w, "INPUT_INCIDENT_ID", id)
 				}
-				require.NoError(t, recovery.Run(context.Background(), deps(w)))
+				require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 				assert.Equal(t, []string{seedM, "Recover global incident " + id}, w.Messages())
 				st := w.State()
 				assert.Nil(t, st.ActiveIncident)
@@ -245,7 +246,7 @@ func TestRecoverIncidentBindingIsFrozen(t *testing.T) {
 		other := s.Clone()
 		other.ActiveIncident = incident(t, "r9")
 		d.Transport = &hook{next: w.Em.Transport(), before: func() { w.SeedState(other) }}
-		err := recovery.Run(context.Background(), d)
+		err := recoveraction.Run(context.Background(), d)
 		assert.Equal(t, lockstate.CodeIncidentNotFound, lockstate.CodeOf(err), "%v", err)
 		assert.Equal(t, []string{seedM, seedM}, w.Messages())
 		assert.Equal(t, other.ActiveIncident, w.State().ActiveIncident)
@@ -260,7 +261,7 @@ func TestRecoverIncidentRunnerStillReserved(t *testing.T) {
 		c.Reservations = append(c.Reservations, reservation("q3", "r3", lockstate.ReservationQuarantine, time.Now()))
 		w.SeedState(c)
 		set(w, "INPUT_OPERATION", "recover-incident", "INPUT_PORTAL_CLEANUP_CONFIRMED", "true")
-		err := recovery.Run(context.Background(), deps(w))
+		err := recoveraction.Run(context.Background(), deps(w))
 		assert.Equal(t, lockstate.CodeRunnerConflict, lockstate.CodeOf(err), "%v", err)
 		assert.Len(t, w.History(), 2)
 	})
@@ -278,7 +279,7 @@ func TestRecoverAmbiguousWriteIsIdempotent(t *testing.T) {
 				w, s := seeded(t, cfgHealth, 5, true)
 				set(w, "INPUT_OPERATION", op, "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "true", "INPUT_PORTAL_CLEANUP_CONFIRMED", "true")
 				w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.WriteAcceptedResponseLost, Count: 1})
-				require.NoError(t, recovery.Run(context.Background(), deps(w)))
+				require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 				want := "Recover reservation q1"
 				if op == "recover-incident" {
 					want = "Recover global incident " + s.ActiveIncident.IncidentID
@@ -310,11 +311,11 @@ func TestRecoverMainExitCodes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, _ := seeded(t, cfgHealth, 5, false)
 		set(w, "INPUT_OPERATION", "recover", "INPUT_RESERVATION_ID", "q1", "INPUT_RESOURCE_SAFE", "false")
-		assert.Equal(t, lockaction.ExitFailure, recovery.Main(context.Background(), deps(w), nil))
+		assert.Equal(t, lockaction.ExitFailure, recoveraction.Main(context.Background(), deps(w), nil))
 		assert.Contains(t, w.Stdout.String(), "::error title=resource-safe-required::")
 		assert.Contains(t, w.Stdout.String(), "rule resource-safe-required")
 		set(w, "INPUT_RESOURCE_SAFE", "true")
-		assert.Equal(t, lockaction.ExitOK, recovery.Main(context.Background(), deps(w), nil))
+		assert.Equal(t, lockaction.ExitOK, recoveraction.Main(context.Background(), deps(w), nil))
 	})
 }
 

@@ -1,4 +1,4 @@
-package recovery_test
+package recover_test
 
 // Tests that pin deliberate divergences of operator recovery from the
 // JavaScript reference (reference-behavior.md §4.3, §4.4;
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/reap/reaptest"
+	recoveraction "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/recover"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/recovery"
@@ -51,7 +52,7 @@ func TestRecoveryReadsTheStateAtTheBranchHead(t *testing.T) {
 					set(w, "INPUT_OPERATION", op, "INPUT_PORTAL_CLEANUP_CONFIRMED", "true")
 					want = "Recover global incident " + s.ActiveIncident.IncidentID
 				}
-				require.NoError(t, recovery.Run(context.Background(), deps(w)))
+				require.NoError(t, recoveraction.Run(context.Background(), deps(w)))
 				assert.Equal(t, []string{seedM, seedM, want}, w.Messages())
 				assert.Equal(t, "true", w.Outputs()["reaped"])
 			})
