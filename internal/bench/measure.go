@@ -94,10 +94,13 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	// handoff is committed by the release and noticed on the waiter's next
 	// poll.
 	noticed := map[string]time.Time{}
+	reference, mixed := map[string]bool{}, false
 	for _, j := range jobs {
 		if !j.admitted.IsZero() {
 			noticed[j.holderID] = j.admitted
 		}
+		reference[j.holderID] = j.reference
+		mixed = mixed || j.reference
 	}
 	for _, h := range rep.Handoffs {
 		if h.Admitted.Before(from) || h.Admitted.After(to) {
@@ -108,8 +111,14 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 			at = n
 		}
 		r.gaps = append(r.gaps, at.Sub(h.FreedAt))
+		if mixed && reference[h.HolderID] {
+			r.gapsRef = append(r.gapsRef, at.Sub(h.FreedAt))
+		} else if mixed {
+			r.gapsOurs = append(r.gapsOurs, at.Sub(h.FreedAt))
+		}
 	}
 	r.HandoffGap = dist(r.gaps)
+	r.mixedGaps()
 	idle, total := seatIdle(w, jobs, versions, rep.Admissions, from, to)
 	r.SeatIdleS, r.SeatTotalS = round2(idle.Seconds()), round2(total.Seconds())
 	r.SeatIdleShare = round4(ratioD(idle, total))

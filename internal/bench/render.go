@@ -52,6 +52,17 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 		}
 		return fmt.Sprintf("%.2f", r.HandoffGap.MaxS)
 	})
+	mixed := func(label string, pick func(r *Result) *Dist) {
+		row(label, "", func(r *Result) string {
+			d := pick(r)
+			if d == nil || d.N == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f / %.2f / %.2f, n=%d", d.MedianS, d.P95S, d.MaxS, d.N)
+		})
+	}
+	mixed("  reference waiters: noticed median / p95 / max s", func(r *Result) *Dist { return r.HandoffRef })
+	mixed("  our waiters: noticed median / p95 / max s", func(r *Result) *Dist { return r.HandoffOurs })
 	row("seat-idle-share (handed, not yet noticed)", "", func(r *Result) string {
 		if r.SeatTotalS == 0 {
 			return "-"

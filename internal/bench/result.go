@@ -234,7 +234,22 @@ type Result struct {
 	Violations []string `json:"violations"`
 	Targets    []Target `json:"targets"`
 
-	gaps []time.Duration
+	// HandoffRef and HandoffOurs split HandoffGap by the admitted job's
+	// client in a mixed fleet (reference.go): the reference client's jobs
+	// and ours. Nil when every job runs our actions.
+	HandoffRef  *Dist `json:"handoff_noticed_reference_waiters,omitempty"`
+	HandoffOurs *Dist `json:"handoff_noticed_our_waiters,omitempty"`
+
+	gaps, gapsRef, gapsOurs []time.Duration
+}
+
+// mixedGaps fills HandoffRef and HandoffOurs from the split gaps.
+func (r *Result) mixedGaps() {
+	r.HandoffRef, r.HandoffOurs = nil, nil
+	if len(r.gapsRef) > 0 || len(r.gapsOurs) > 0 {
+		ref, ours := dist(r.gapsRef), dist(r.gapsOurs)
+		r.HandoffRef, r.HandoffOurs = &ref, &ours
+	}
 }
 
 func round2(f float64) float64 {
@@ -261,6 +276,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m := *rs[0]
 	m.ByCredential = map[string]Counts{}
 	m.Total, m.Admitted, m.gaps, m.Violations = Counts{}, 0, nil, []string{}
+	m.gapsRef, m.gapsOurs = nil, nil
 	m.SecondaryWaitS = 0
 	sum := func(a *Counts, b Counts) {
 		a.Requests += b.Requests
@@ -281,6 +297,8 @@ func Merge(wl Workload, rs []*Result) *Result {
 		}
 		m.Admitted += r.Admitted
 		m.gaps = append(m.gaps, r.gaps...)
+		m.gapsRef = append(m.gapsRef, r.gapsRef...)
+		m.gapsOurs = append(m.gapsOurs, r.gapsOurs...)
 		m.Violations = append(m.Violations, r.Violations...)
 		m.SecondaryWaitS += r.SecondaryWaitS
 		m.PeakPerMin, m.PeakCharged, m.PeakInstallCharged = max(m.PeakPerMin, r.PeakPerMin), max(m.PeakCharged, r.PeakCharged), max(m.PeakInstallCharged, r.PeakInstallCharged)
@@ -309,6 +327,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 		m.SeatIdleShare = round4(m.SeatIdleS / m.SeatTotalS)
 	}
 	m.HandoffGap = dist(m.gaps)
+	m.mixedGaps()
 	m.Targets = targets(wl, &m)
 	return &m
 }

@@ -72,6 +72,11 @@ type Workload struct {
 	// freed seats idle on purpose, and every release at schema >= 4 starts
 	// a cooldown).
 	ConfigSteps []ConfigStep
+	// Mixed marks a mixed-fleet workload (some jobs run the reference
+	// client, reference.go): the handoff is reported per client, and the
+	// seat-idle share, which the reference's own 15-20 s polls set, is
+	// reported, not judged.
+	Mixed bool
 }
 
 // safetyLimit ends a workload that has not finished after this much
@@ -206,6 +211,7 @@ func Workloads() []Workload {
 		upgradeWorkload(),
 		latencyWorkloads()[0],
 		latencyWorkloads()[1],
+		latencyWorkloads()[2],
 	}
 }
 

@@ -188,6 +188,9 @@ type simJob struct {
 	// seats workload, seats.go); "" and 0 leave them out.
 	labels   string
 	priority int
+	// reference runs the job as the reference client (reference.go)
+	// instead of our acquire and release actions.
+	reference bool
 
 	// guarded by world.mu
 	arrived, admitted, released, died time.Time
@@ -286,6 +289,13 @@ func (w *world) runJob(ctx context.Context, j *simJob, onAdmit func()) {
 	j.jobID = w.em.AddJob(simOwner, j.repo, j.runID, 1, emulator.Job{Name: "build", RunnerName: j.runner, Status: "in_progress"})
 	j.holderID = fmt.Sprintf("%s/%s:%d:build:default", simOwner, j.repo, j.runID)
 	w.set(func() { j.arrived = time.Now() })
+	if j.reference {
+		rng := mrand.New(mrand.NewPCG(w.seed, uint64(j.idx)+1))
+		if err := w.runReference(ctx, j, rng); err != nil && ctx.Err() == nil {
+			w.set(func() { j.err = fmt.Errorf("%s (reference client): %w", j.name, err) })
+		}
+		return
+	}
 	dir := w.t.TempDir()
 	env := w.stepEnv(j, dir)
 	rng := mrand.New(mrand.NewPCG(w.seed, uint64(j.idx)+1))

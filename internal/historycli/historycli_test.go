@@ -262,7 +262,7 @@ func TestReportWithNamedSeats(t *testing.T) {
 	var rep struct {
 		Locks []struct {
 			Stats struct {
-				LabelSets []struct{ Key string } `json:"label_sets"`
+				LabelSets []struct{ Key string }  `json:"label_sets"`
 				SeatUse   []struct{ Seat string } `json:"seat_use"`
 			}
 			WhatIf struct {

@@ -56,6 +56,12 @@ func (q *acquirer) loop(ctx context.Context) error {
 			return err
 		}
 		q.authFailedSince = time.Time{}
+		if q.staleRead(snap.State) {
+			if err := q.sleep(ctx, q.d.Jittered(staleReadDelay, staleReadDelay/3)); err != nil {
+				return err
+			}
+			continue
+		}
 		q.last = snap.State
 		if q.arrival == nil {
 			q.arrival = lockstate.NewArrival(snap.State)

@@ -129,3 +129,30 @@ func TestConflictStreakWidensTheNextWait(t *testing.T) {
 	assert.Equal(t, 4*12*JoinSpacing/2, q.conflictDelay(st))
 	assert.Equal(t, 4*12*JoinSpacing, q.joinWindow(st))
 }
+
+// TestStaleReadSkipsAtMostThreeReadsInARow: a read older than the last state
+// decided on is skipped, but never more than maxStaleSkips in a row (a
+// writer whose clock runs behind only delays the decision), and a read as
+// new as the last one is decided at once.
+func TestStaleReadSkipsAtMostThreeReadsInARow(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *lockstate.State {
+		s := lockstate.Empty("seats")
+		s.UpdatedAt = lockstate.FormatTime(now.Add(d))
+		return s
+	}
+	q := &acquirer{last: at(0)}
+	assert.False(t, q.staleRead(at(0)), "the same version")
+	assert.False(t, q.staleRead(at(time.Second)), "a newer version")
+	for i := range maxStaleSkips {
+		assert.True(t, q.staleRead(at(-time.Second)), "older read %d is skipped", i+1)
+	}
+	assert.False(t, q.staleRead(at(-time.Second)), "then decided on")
+	assert.True(t, q.staleRead(at(-time.Second)), "the count starts again")
+	assert.False(t, q.staleRead(at(0)), "a read as new as the last resets it")
+	assert.Zero(t, q.staleSkips)
+	noTime := lockstate.Empty("seats")
+	assert.False(t, q.staleRead(noTime), "no updatedAt: decided on")
+	assert.False(t, (&acquirer{}).staleRead(at(-time.Hour)), "nothing decided on yet")
+}

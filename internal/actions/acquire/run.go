@@ -131,6 +131,8 @@ type acquirer struct {
 	// conflictStreak counts consecutive writes that lost every CAS round;
 	// it widens the wait before the next attempt (see pollDelay).
 	conflictStreak int
+	// staleSkips counts the consecutive reads staleRead skipped.
+	staleSkips int
 	// configMissing: the lock has no config file (reported in the summary).
 	configMissing bool
 	// cfgCapped: the last config refresh could not read the file, so

@@ -1,0 +1,72 @@
+package acquire_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// waitingEntry is a queue entry of another job that joined at queuedAt.
+func waitingEntry(n int, queuedAt time.Time) lockstate.Entry {
+	return lockstate.Entry{
+		HolderID: fmt.Sprintf("acme/other:%d:build:default", n), Repository: "acme/other", Workflow: "Unity", Job: "build",
+		RunID: fmt.Sprint(n), RunAttempt: "1", RunURL: fmt.Sprintf("https://github.com/acme/other/actions/runs/%d", n),
+		QueuedAt: lockstate.FormatTime(queuedAt),
+	}
+}
+
+// TestAReadOlderThanTheLastStateSeenIsNotDecidedOn is issue 23's stale-read
+// cause of a seat handed to a sleeping waiter: a lagging replica serves a
+// version older than the one the waiter already saw, which its store cannot
+// recognise (the waiter never read that version), and which does not show
+// the waiter queued. Deciding on it would write a join that loses its
+// compare-and-swap and then sleep the tail's interval. The waiter reads
+// again instead and writes nothing.
+func TestAReadOlderThanTheLastStateSeenIsNotDecidedOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1,"releaseCooldownSeconds":0}`)
+		a := w.NewJob("holder", "runner-a")
+		require.NoError(t, run(context.Background(), a))
+		// Two other jobs join, in two versions the waiter never reads.
+		time.Sleep(time.Second)
+		s := w.State()
+		s.Queue = append(s.Queue, waitingEntry(901, time.Now()))
+		s.UpdatedAt = lockstate.FormatTime(time.Now())
+		w.SeedState(s)
+		time.Sleep(time.Second)
+		s.Queue = append(s.Queue, waitingEntry(902, time.Now()))
+		s.UpdatedAt = lockstate.FormatTime(time.Now())
+		w.SeedState(s)
+		time.Sleep(time.Second)
+
+		b := w.NewJob("waiter", "runner-b")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := start(ctx, b)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 3, lockstate.QueuePosition(w.State(), b.HolderID()), "b joined behind the two")
+		puts := w.Puts()
+
+		// The next read is served the version with only the first of the
+		// two (two versions behind the head): b is not in it.
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 2, Count: 1})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, puts, w.Puts(), "no join is written on a read older than the state b already saw")
+		assert.Equal(t, 3, lockstate.QueuePosition(w.State(), b.HolderID()))
+		faults := w.Em.Faults()
+		require.Len(t, faults, 1)
+		assert.Equal(t, 1, faults[0].Fired, "b was served the stale version")
+		cancel()
+		<-done
+	})
+}
