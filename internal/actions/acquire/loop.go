@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
@@ -152,6 +153,11 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	if join {
 		rounds = 1
 	}
+	// A pending-write marker while the write is out: if this step dies
+	// before the answer, the job's release waits for the write to land
+	// (lockaction.AwaitInFlightWrite).
+	_ = lockaction.WritePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID, q.d.Clock.Now())
+	defer func() { _ = lockaction.RemovePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID) }()
 	res, err := q.st.UpdateRounds(ctx, rounds, func(s *lockstate.State) (string, error) {
 		next, d, err := lockstate.Acquire(s, q.cfg, q.req(), q.now())
 		if err != nil {

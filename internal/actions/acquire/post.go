@@ -110,6 +110,18 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 			if res, err = update(); err != nil {
 				return err
 			}
+		} else {
+			// The main step may have died with its write in flight.
+			late, err := lockaction.AwaitInFlightWrite(ctx, st, d.Clock, s.RunnerTemp, t, id.HolderID)
+			if err != nil {
+				return err
+			}
+			if late.Found {
+				a.Warning(fmt.Sprintf("The main step died with a write of %s in flight, and it landed after the first check (commit %s); cleaning it up.", t.Lock, shortSHA(late.Commit)))
+				if res, err = update(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	_ = lockaction.RemoveHeldMarker(s.RunnerTemp, t, id.HolderID)

@@ -6,6 +6,8 @@ package release_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -17,6 +19,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -111,6 +114,65 @@ func TestReleaseRetriesItsWriteUntilItsDeadline(t *testing.T) {
 				assert.Equal(t, "released", j.Outputs()["cleanup-result"])
 				assert.Empty(t, w.State().Holders)
 				assert.Less(t, time.Since(begin), 2*time.Minute, "inside release-retry-deadline-seconds (120)")
+			})
+		})
+	}
+}
+
+// lateWrite is a transport that lands a saved state (the admission of an
+// acquire step that died with its write in flight) right after the
+// release's first read of the state file at the branch head's commit.
+type lateWrite struct {
+	w     *actiontest.World
+	next  http.RoundTripper
+	state *lockstate.State
+	done  bool
+}
+
+func (l *lateWrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if !l.done && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/contents/"+actiontest.StatePath) && len(req.URL.Query().Get("ref")) == 40 {
+		l.done = true
+		l.w.SeedState(l.state)
+	}
+	return resp, err
+}
+
+// TestReleaseWaitsForTheAcquireWriteInFlight: the acquire step died with
+// its admission write in flight (its pending-write marker is left); the
+// release finds nothing, confirms it at the branch head, and the
+// admission lands just after. The release waits out the in-flight window,
+// reads the head again, finds the seat and releases it, instead of ending
+// noop with a seat held until the reaper. Without a marker nothing waits.
+func TestReleaseWaitsForTheAcquireWriteInFlight(t *testing.T) {
+	for _, marker := range []bool{true, false} {
+		t.Run(map[bool]string{true: "marker left", false: "no marker"}[marker], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				held := w.State()
+				require.Len(t, held.Holders, 1)
+				empty := held.Clone()
+				empty.Holders = nil
+				w.SeedState(empty)
+				rt := j.Env["RUNNER_TEMP"]
+				require.NoError(t, os.RemoveAll(filepath.Join(rt, "ambiguous-build-lock")), "the step died before recording its admission")
+				if marker {
+					require.NoError(t, lockaction.WritePendingMarker(rt, lockaction.Target{Owner: actiontest.Owner, Repo: actiontest.LockRepo, Lock: actiontest.Lock}, j.HolderID(), time.Now()))
+				}
+				d := j.Deps()
+				d.Transport = &lateWrite{w: w, next: d.Transport, state: held}
+				begin := time.Now()
+				require.NoError(t, release.Run(context.Background(), d))
+				if !marker {
+					assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
+					assert.Len(t, w.State().Holders, 1, "without the marker the late admission stays for the reaper")
+					return
+				}
+				assert.Equal(t, "released", j.Outputs()["cleanup-result"])
+				assert.Empty(t, w.State().Holders)
+				assert.GreaterOrEqual(t, time.Since(begin), lockaction.InFlightWindow-time.Second, "waited out the in-flight window")
 			})
 		})
 	}

@@ -298,6 +298,19 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 		case fc.Checked:
 			r.a.Notice(fmt.Sprintf("Confirmed at the branch head (commit %s) that %s holds nothing of %s.", shortSHA(fc.Commit), r.s.HolderID, r.s.Target.Lock))
 		}
+		if ferr == nil && !fc.Found {
+			// The acquire step may have died with its write in flight.
+			late, lerr := lockaction.AwaitInFlightWrite(ctx, st, r.d.Clock, r.s.RunnerTemp, r.s.Target, r.s.HolderID)
+			if lerr != nil {
+				return res, final, lerr
+			}
+			if late.Found {
+				r.a.Warning(fmt.Sprintf("This job's acquire died with a write of %s in flight, and it landed after the first check (commit %s); releasing it.", r.s.Target.Lock, shortSHA(late.Commit)))
+				if res, err = update(); err != nil {
+					return res, final, err
+				}
+			}
+		}
 	}
 	if res.Ambiguous {
 		final = reconcile(final, r.attempted, res.State)
