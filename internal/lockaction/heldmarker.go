@@ -33,11 +33,32 @@ type HeldMarker struct {
 // RUNNER_TEMP, see RunnerTemp), or "" without one (a local run: no evidence
 // is kept).
 func heldMarkerPath(dir string, t Target, holderID string) string {
+	return MarkerPath(dir, t, holderID, "held-", ".json")
+}
+
+// MarkerPath names one of the per-job notes an action leaves its job's
+// later steps in RUNNER_TEMP (dir) about holderID on t: prefix plus a hash
+// of the lock and the holder id plus ext, under ambiguous-build-lock/. It
+// is "" without a RUNNER_TEMP (a local run keeps no notes).
+func MarkerPath(dir string, t Target, holderID, prefix, ext string) string {
 	if dir == "" {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(t.Repository() + "\x00" + t.Lock + "\x00" + holderID))
-	return filepath.Join(dir, "ambiguous-build-lock", "held-"+hex.EncodeToString(sum[:16])+".json")
+	return filepath.Join(dir, "ambiguous-build-lock", prefix+hex.EncodeToString(sum[:16])+ext)
+}
+
+// WriteMarkerFile writes a note at path (MarkerPath) whole: to a temporary
+// file renamed over it, so a later step never reads half of one.
+func WriteMarkerFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // WriteHeldMarker records that holderID holds a seat of t. Failing to write
@@ -52,14 +73,7 @@ func WriteHeldMarker(runnerTemp string, t Target, m HeldMarker) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return WriteMarkerFile(p, data)
 }
 
 // ReadHeldMarker returns the marker of holderID on t, if this job's acquire

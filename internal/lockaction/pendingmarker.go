@@ -2,11 +2,8 @@ package lockaction
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +28,7 @@ const InFlightWindow = 15 * time.Second
 // found nothing, and the admission landed after it, a seat held until the
 // reaper).
 func pendingMarkerPath(dir string, t Target, holderID string) string {
-	if dir == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(t.Repository() + "\x00" + t.Lock + "\x00" + holderID))
-	return filepath.Join(dir, "ambiguous-build-lock", "pending-"+hex.EncodeToString(sum[:16]))
+	return MarkerPath(dir, t, holderID, "pending-", "")
 }
 
 // WritePendingMarker records that a write of holderID's entry of t was sent
@@ -46,10 +39,7 @@ func WritePendingMarker(runnerTemp string, t Target, holderID string, sentAt tim
 	if p == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(p, []byte(strconv.FormatInt(sentAt.UnixMilli(), 10)), 0o600)
+	return WriteMarkerFile(p, []byte(strconv.FormatInt(sentAt.UnixMilli(), 10)))
 }
 
 // RemovePendingMarker deletes the marker: the write was answered.

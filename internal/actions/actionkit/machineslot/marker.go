@@ -1,8 +1,6 @@
 package machineslot
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -31,11 +29,7 @@ type Marker struct {
 }
 
 func markerPath(runnerTemp string, t lockaction.Target, holderID string) string {
-	if runnerTemp == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(t.Repository() + "\x00" + t.Lock + "\x00" + holderID))
-	return filepath.Join(runnerTemp, "ambiguous-build-lock", "machine-"+hex.EncodeToString(sum[:16])+".json")
+	return lockaction.MarkerPath(runnerTemp, t, holderID, "machine-", ".json")
 }
 
 // WriteMarker records m for holderID on t under runnerTemp ("" in a local
@@ -50,14 +44,7 @@ func WriteMarker(runnerTemp string, t lockaction.Target, m Marker) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return lockaction.WriteMarkerFile(p, data)
 }
 
 // ReadMarker returns the marker of holderID on t, if this job's acquire
