@@ -77,6 +77,14 @@ type CleanupDecision struct {
 	Changed bool
 	// Reservation is the reservation created (or restored), if any.
 	Reservation *Reservation
+	// QuarantineSubsumed names the consumed quarantine a pre-activation
+	// retraction did not put back because its machine seated another
+	// holder or reservation meanwhile (docs/machine-queue.md).
+	QuarantineSubsumed string
+	// QuarantineReattributed reports a restored quarantine recorded under
+	// the retracted holder's runner id because its own runner id holds
+	// another seat now (a sibling on its machine had reclaimed it).
+	QuarantineReattributed bool
 	// IncidentID is the active incident after the cleanup, if any.
 	IncidentID string
 	// HeldBy and HeldByRunURL describe the first remaining holder.
@@ -201,6 +209,13 @@ func Cleanup(s *State, cfg Config, req CleanupRequest, now time.Time) (*State, C
 		var err error
 		if req.PreActivation {
 			created, err = restoreQuarantine(work, removed[0], req.RestoreQuarantine)
+			if err == nil && req.RestoreQuarantine != nil {
+				if created == nil {
+					dec.QuarantineSubsumed = req.RestoreQuarantine.ReservationID
+				} else if created.RunnerID != req.RestoreQuarantine.RunnerID {
+					dec.QuarantineReattributed = true
+				}
+			}
 		} else if !blocked {
 			created, err = releaseReservation(work, cfg, removed[0], report, req.ReservationID, now)
 		}
@@ -340,6 +355,54 @@ func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error)
 			return fail("reservation ID already exists")
 		}
 	}
+	if q.MachineID != "" && machineOccupied(s, q.MachineID) {
+		// The quarantine's machine seated someone else while the retracted
+		// holder had it (a reclaim by the runner key, from another
+		// machine): that occupant now answers for the machine's seat, as
+		// a sibling's reclaim would. Putting the quarantine back would
+		// record the machine twice; it is subsumed instead.
+		return nil, nil
+	}
 	c := *q
+	if runnerOccupied(s, q.RunnerID) {
+		// A sibling on the quarantine's machine reclaimed it, and an agent
+		// of the quarantine's runner id on another machine took a seat
+		// since. The machine still needs its quarantine; it is put back in
+		// the name of the retracted holder's runner, which is on that
+		// machine and whose runner key the retraction frees.
+		c.RunnerID = h.RunnerID
+	}
 	return &c, nil
+}
+
+// runnerOccupied reports whether a holder or reservation of s records
+// runner id r.
+func runnerOccupied(s *State, r string) bool {
+	for _, h := range s.Holders {
+		if h.RunnerID == r {
+			return true
+		}
+	}
+	for _, x := range s.Reservations {
+		if x.RunnerID == r {
+			return true
+		}
+	}
+	return false
+}
+
+// machineOccupied reports whether a holder or reservation of s records
+// machine id m.
+func machineOccupied(s *State, m string) bool {
+	for _, h := range s.Holders {
+		if h.MachineID == m {
+			return true
+		}
+	}
+	for _, r := range s.Reservations {
+		if r.MachineID == m {
+			return true
+		}
+	}
+	return false
 }

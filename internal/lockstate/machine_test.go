@@ -276,6 +276,66 @@ func TestRestoreQuarantineBySibling(t *testing.T) {
 	assert.Equal(t, []Reservation{q}, back.Reservations, "the sibling's retraction puts the machine's quarantine back")
 }
 
+// TestRestoreQuarantineAfterItsKeysMoved: a retraction puts back the
+// quarantine its admission reclaimed, but the quarantine's machine or
+// runner id may have seated someone else while the reclaimer held it
+// (found by TestPropertyOneSeatPerMachine in CI, seed
+// 14169277194152512017). Machine taken: the quarantine is subsumed by the
+// machine's new occupant. Runner id taken (a sibling had reclaimed it): the
+// quarantine comes back under the sibling's runner id. Either way the
+// state stays valid and records every machine once.
+func TestRestoreQuarantineAfterItsKeysMoved(t *testing.T) {
+	t.Parallel()
+	cfg := cfgMachine(2)
+	t.Run("its machine seated another agent", func(t *testing.T) {
+		t.Parallel()
+		s := stateAt(6)
+		q := quarantineOn("q1", "agent-1")
+		q.MachineID = machB
+		s.Reservations = []Reservation{q}
+		onA := onMachine(1, "agent-1", machA) // the runner id repeats on machine A
+		out, d, err := Acquire(s, cfg, AcquireRequest{Identity: onA, Lease: lease}, t0)
+		require.NoError(t, err)
+		require.True(t, d.QuarantineRecovered, "the runner key reclaims it")
+		onB := onMachine(2, "agent-0", machB)
+		out, d2, err := Acquire(out, cfg, AcquireRequest{Identity: onB, Lease: lease}, t0)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeAdmitted, d2.Outcome, "machine B is free once its quarantine is consumed")
+		back, cd, err := Cleanup(out, cfg, CleanupRequest{HolderID: onA.HolderID, RunAttempt: "1", RunnerID: onA.RunnerID, PreActivation: true, RestoreQuarantine: d.ConsumedQuarantine}, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, cd.Released)
+		assert.Equal(t, "q1", cd.QuarantineSubsumed)
+		assert.Nil(t, cd.Reservation)
+		assert.Empty(t, back.Reservations)
+		require.Len(t, back.Holders, 1)
+		assert.Equal(t, onB.HolderID, back.Holders[0].HolderID)
+		assertOneSeatPerMachine(t, back)
+	})
+	t.Run("its runner id seated an agent elsewhere", func(t *testing.T) {
+		t.Parallel()
+		s := stateAt(6)
+		q := quarantineOn("q1", "agent-4")
+		q.MachineID = machA
+		s.Reservations = []Reservation{q}
+		sibling := onMachine(1, "agent-0", machA)
+		out, d, err := Acquire(s, cfg, AcquireRequest{Identity: sibling, Lease: lease}, t0)
+		require.NoError(t, err)
+		require.True(t, d.QuarantineRecovered, "the machine key reclaims it")
+		elsewhere := onMachine(2, "agent-4", machB)
+		out, d2, err := Acquire(out, cfg, AcquireRequest{Identity: elsewhere, Lease: lease}, t0)
+		require.NoError(t, err)
+		require.Equal(t, OutcomeAdmitted, d2.Outcome, "runner agent-4 is free once its quarantine is consumed")
+		back, cd, err := Cleanup(out, cfg, CleanupRequest{HolderID: sibling.HolderID, RunAttempt: "1", RunnerID: sibling.RunnerID, PreActivation: true, RestoreQuarantine: d.ConsumedQuarantine}, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, cd.Released)
+		assert.True(t, cd.QuarantineReattributed)
+		want := q
+		want.RunnerID = "agent-0"
+		assert.Equal(t, []Reservation{want}, back.Reservations, "machine A keeps its quarantine, under the sibling's runner id")
+		assertOneSeatPerMachine(t, back)
+	})
+}
+
 // assertOneSeatPerMachine is the invariant of serializeBy "machine": no two
 // holders or reservations record one machineId.
 func assertOneSeatPerMachine(t testing.TB, s *State) {

@@ -109,5 +109,11 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 		*s = *next
 		return nil
 	})
+	if err == nil && dec.QuarantineSubsumed != "" {
+		q.a.Printf("Quarantine %s was not put back: its machine seated another job while this run held the seat it reclaimed, and that job answers for the machine now.", dec.QuarantineSubsumed)
+	}
+	if err == nil && dec.QuarantineReattributed && dec.Reservation != nil {
+		q.a.Printf("Quarantine %s was put back under this runner's id: its own runner id holds another seat now.", dec.Reservation.ReservationID)
+	}
 	return dec, err
 }
