@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/testexec"
 )
 
 // The launcher harness. Each case of the table in launchercases_test.go runs
@@ -185,7 +187,7 @@ func newCheckout(t *testing.T) checkout {
 	for _, f := range []string{"launch.sh", "launch.ps1", "source-digest.sh"} {
 		b, err := os.ReadFile(filepath.Join(repoRoot, "tools", "launcher", f))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(c.root, "tools", "launcher", f), b, 0o755))
+		require.NoError(t, testexec.WriteFile(filepath.Join(c.root, "tools", "launcher", f), b, 0o755))
 	}
 	write(t, filepath.Join(c.root, "go.mod"), "module example.com/fake\n\ngo 1.22\n")
 	write(t, filepath.Join(c.root, "go.sum"), "")
@@ -269,7 +271,7 @@ func (c checkout) cacheAsset(t *testing.T, sum string, bin []byte) string {
 	dir := filepath.Join(c.cache, "ambiguous-build-lock", sum)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	p := filepath.Join(dir, "acquire"+exeSuffix)
-	require.NoError(t, os.WriteFile(p, bin, 0o755))
+	require.NoError(t, testexec.WriteFile(p, bin, 0o755))
 	return p
 }
 

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/testexec"
 )
 
 // Version is the nektos/act release the harness is written against; it
@@ -233,7 +235,7 @@ func (r Run) Environ() ([]string, error) {
 			if strings.ContainsAny(name, `/\`) || name == "" {
 				return nil, fmt.Errorf("acttest: stub command name %q", name)
 			}
-			if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/usr/bin/env bash\n"+r.Commands[name]), 0o755); err != nil {
+			if err := testexec.WriteFile(filepath.Join(bin, name), []byte("#!/usr/bin/env bash\n"+r.Commands[name]), 0o755); err != nil {
 				return nil, err
 			}
 		}

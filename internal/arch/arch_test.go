@@ -53,7 +53,7 @@ var layerOf = map[string]int{
 	"internal/sim": harness, "internal/bench": harness, "internal/demo": harness, "internal/crashtest": harness,
 	"internal/e2e": harness, "internal/acttest": harness, "internal/actioncontract": harness,
 	"internal/actions/actiontest": harness, "internal/actions/reap/reaptest": harness,
-	"internal/history/histgen": harness, "internal/unity/fakeeditor": harness, "internal/unity/e2e": harness,
+	"internal/history/histgen": harness, "internal/unity/fakeeditor": harness, "internal/unity/e2e": harness, "internal/testexec": harness,
 	"internal/edgesettings/settingstest": harness, "internal/arch": harness,
 
 	"cmd": binary, "tools": binary,

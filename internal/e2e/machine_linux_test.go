@@ -10,9 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -34,6 +32,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	mq "github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/machinequeue"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/machinequeue/filestore"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/testexec"
 )
 
 // Knobs of TestMachineQueueAcceptance.
@@ -260,10 +259,7 @@ func workerBinary(t *testing.T, dir string) string {
 	require.NoError(t, err)
 	defer in.Close()
 	p := filepath.Join(dir, machineslot.WorkerName)
-	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, errors.Join(err, out.Close()))
+	require.NoError(t, testexec.Copy(p, in, 0o755))
 	return p
 }
 

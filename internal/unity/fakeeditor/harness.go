@@ -1,11 +1,12 @@
 package fakeeditor
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/testexec"
 )
 
 // Install copies the running test binary to path (creating its parent
@@ -24,14 +25,7 @@ func Install(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := testexec.Copy(path, in, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return path
