@@ -69,6 +69,11 @@ type Options struct {
 	ConflictDelay time.Duration
 	// Budget is the retry budget of every API call the store makes.
 	Budget ghclient.Budget
+	// BeforeWrite, when set, runs right before every attempt to send a
+	// state write (each compare-and-swap round and each retry of one), so
+	// a caller can note when its last write left (acquire's pending-write
+	// marker, lockaction.WritePendingMarker).
+	BeforeWrite func()
 }
 
 // Snapshot is one observed version of the state file.
@@ -544,6 +549,9 @@ func (s *Store) writeFile(ctx context.Context, message string, data []byte, base
 	err := s.opts.Client.Do(ctx, s.op("PUT contents "+s.StatePath(), true), func(ctx context.Context) (*github.Response, error) {
 		var resp *github.Response
 		var err error
+		if s.opts.BeforeWrite != nil {
+			s.opts.BeforeWrite()
+		}
 		out, resp, err = gh.Repositories.UpdateFile(ctx, s.opts.Owner, s.opts.Repo, s.StatePath(), opts)
 		return resp, err
 	})

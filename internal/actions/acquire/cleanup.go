@@ -75,7 +75,7 @@ func (q *acquirer) cancellationCleanup(ctx context.Context) {
 
 // cleanup is one exact cleanupIdentity of this run's identity.
 func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclient.Budget, rounds int, delay time.Duration) (lockstate.CleanupDecision, error) {
-	st, err := newStore(q.client, q.s.Target, q.d, budget, rounds, delay)
+	st, err := newStore(q.client, q.s.Target, q.d, budget, rounds, delay, nil)
 	if err != nil {
 		return lockstate.CleanupDecision{}, err
 	}

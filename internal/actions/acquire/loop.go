@@ -155,9 +155,15 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	}
 	// A pending-write marker while the write is out: if this step dies
 	// before the answer, the job's release waits for the write to land
-	// (lockaction.AwaitInFlightWrite).
-	_ = lockaction.WritePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID, q.d.Clock.Now())
-	defer func() { _ = lockaction.RemovePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID) }()
+	// (lockaction.AwaitInFlightWrite). The store's BeforeWrite (run.go)
+	// stamps it again before every attempt it sends, so the window counts
+	// from the last one, not from the first of several rounds.
+	q.notePendingWrite()
+	q.writing.Store(true)
+	defer func() {
+		q.writing.Store(false)
+		_ = lockaction.RemovePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID)
+	}()
 	res, err := q.st.UpdateRounds(ctx, rounds, func(s *lockstate.State) (string, error) {
 		next, d, err := lockstate.Acquire(s, q.cfg, q.req(), q.now())
 		if err != nil {
@@ -406,4 +412,18 @@ const staleConfigAge = 30 * time.Second
 // upgraded s (schema never goes down).
 func (q *acquirer) staleConfig(s *lockstate.State) bool {
 	return !q.cfgCapped && s.SchemaVersion > lockstate.TargetSchema(q.cfg) && q.now().Sub(q.cfgAt) >= staleConfigAge
+}
+
+// beforeWrite is the store's BeforeWrite: inside write, every attempt sent
+// stamps the pending-write marker again.
+func (q *acquirer) beforeWrite() {
+	if q.writing.Load() {
+		q.notePendingWrite()
+	}
+}
+
+// notePendingWrite stamps this job's pending-write marker with the time now.
+// Failing to write it only weakens the release's later check, so it goes on.
+func (q *acquirer) notePendingWrite() {
+	_ = lockaction.WritePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID, q.d.Clock.Now())
 }

@@ -3,6 +3,11 @@ package acquire_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -235,5 +240,58 @@ func TestTimeoutWithAnUndecidedAdmissionIsAdmissionUnknown(t *testing.T) {
 		assert.Equal(t, "admission-unknown", j.Outputs()["admission-result"])
 		assert.Equal(t, "false", j.Outputs()["acquired"])
 		assert.Equal(t, j.HolderID(), j.Outputs()["holder-id"])
+	})
+}
+
+// markerAtPut records, at every state write the acquire step sends, the
+// time it is sent and the time its pending-write marker names.
+type markerAtPut struct {
+	next   http.RoundTripper
+	marker string
+	mu     sync.Mutex
+	sent   []time.Time
+	named  []int64
+}
+
+func (m *markerAtPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/contents/locks/seats.json") {
+		ms := int64(-1)
+		if b, err := os.ReadFile(m.marker); err == nil {
+			ms, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		}
+		m.mu.Lock()
+		m.sent = append(m.sent, time.Now())
+		m.named = append(m.named, ms)
+		m.mu.Unlock()
+	}
+	return m.next.RoundTrip(r)
+}
+
+// TestPendingMarkerNamesTheLastWriteSent: the release of a job whose acquire
+// died waits until lockaction.InFlightWindow after the write was sent. When
+// the admission took several attempts (here two 502s and their backoff),
+// the marker must name the last one: stamped once before the first, the
+// window of a late retry ended before that retry could land
+// (TestMachineQueueAcceptance failed so under CI load).
+func TestPendingMarkerNamesTheLastWriteSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.ServerError, Status: 502, Count: 2})
+		j := w.NewJob("build", "runner-1")
+		d := j.Deps()
+		target := lockaction.Target{Owner: actiontest.Owner, Repo: actiontest.LockRepo, Lock: actiontest.Lock}
+		rec := &markerAtPut{next: d.Transport, marker: lockaction.MarkerPath(j.Env["RUNNER_TEMP"], target, j.HolderID(), "pending-", "")}
+		d.Transport = rec
+		require.NoError(t, runDeps(context.Background(), d))
+		assert.Equal(t, "true", j.Outputs()["acquired"])
+		require.GreaterOrEqual(t, len(rec.sent), 3, "two refused attempts and the one that landed")
+		last := len(rec.sent) - 1
+		require.True(t, rec.sent[last].After(rec.sent[0]), "the attempts are spread by backoff")
+		for i := range rec.sent {
+			assert.Equal(t, rec.sent[i].UnixMilli(), rec.named[i], "attempt %d: the marker names the time it was sent", i)
+		}
+		_, err := os.Stat(rec.marker)
+		assert.ErrorIs(t, err, os.ErrNotExist, "the answered write leaves no marker")
 	})
 }

@@ -54,7 +54,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 	if err != nil {
 		return err
 	}
-	st, err := newStore(client, t, d, ghclient.Budget{}, postCASRounds, postConflictDelay)
+	st, err := newStore(client, t, d, ghclient.Budget{}, postCASRounds, postConflictDelay, nil)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
@@ -92,8 +93,11 @@ type acquirer struct {
 	register bool
 	id       lockstate.Identity
 
-	client  *ghclient.Client
-	st      *store.Store
+	client *ghclient.Client
+	st     *store.Store
+	// writing is set while write has a join or admission out: the store's
+	// BeforeWrite stamps the pending-write marker only then.
+	writing atomic.Bool
 	cfg     lockstate.Config
 	cfgAt   time.Time
 	checker prhead.Checker
@@ -212,7 +216,7 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	if q.client, err = lockaction.NewWriterClientWith(ctx, q.a, q.s.Target, creds, q.s.Knobs, q.d.ClientOptions()); err != nil {
 		return err
 	}
-	if q.st, err = newStore(q.client, q.s.Target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay); err != nil {
+	if q.st, err = newStore(q.client, q.s.Target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay, q.beforeWrite); err != nil {
 		return err
 	}
 	if err := q.guardTarget(ctx); err != nil {

@@ -38,9 +38,11 @@ const (
 
 // newStore builds a store of the target lock sharing c (one token mint and
 // one ETag cache per process) with its own budget and CAS round limits.
-func newStore(c *ghclient.Client, t lockaction.Target, d Deps, budget ghclient.Budget, rounds int, delay time.Duration) (*store.Store, error) {
+// beforeWrite (optional) is store.Options.BeforeWrite.
+func newStore(c *ghclient.Client, t lockaction.Target, d Deps, budget ghclient.Budget, rounds int, delay time.Duration, beforeWrite func()) (*store.Store, error) {
 	return store.New(store.Options{
 		Client: c, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
 		Clock: d.Clock, Jitter: d.Jitter, Budget: budget, MaxRounds: rounds, ConflictDelay: delay,
+		BeforeWrite: beforeWrite,
 	})
 }
