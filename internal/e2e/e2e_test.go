@@ -200,7 +200,7 @@ func TestProcessKilledHolderStaysAndTerminatedWaiterLeaves(t *testing.T) {
 	// Nothing else wrote since: the entry was removed by the waiter itself,
 	// inside its SIGTERM window, before it exited.
 	s := w.latest()
-	assert.False(t, containsID(s, waiter.holderID()), "the cancelled waiter is still in the state after its exit: %+v", s)
+	assert.False(t, containsID(s, waiter.holderID()), "the cancelled waiter is still in the state after its exit: %+v\nwaiter log:\n%s", s, wait.log())
 	assert.Len(t, s.Holders, 2, "holders after the cancellation: %+v, want the killed job and the blocker", s.Holders)
 
 	// 4. The blocker finishes and releases; a later job still gets the one
