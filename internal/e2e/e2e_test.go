@@ -270,7 +270,12 @@ func containsID(s *lockstate.State, id string) bool {
 func checkAcquiredAndReleased(t *testing.T, w *world, r *jobRun) {
 	t.Helper()
 	id := r.j.holderID()
-	if !assert.NoError(t, r.err, id) {
+	if r.err != nil {
+		acqLog := "(acquire did not start)"
+		if r.acquire != nil {
+			acqLog = r.acquire.log()
+		}
+		assert.NoError(t, r.err, "%s; acquire output %v\nacquire log:\n%s", id, r.acquireOut, acqLog)
 		return
 	}
 	if !assert.Equal(t, 0, r.acquire.exitCode(), "%s: acquire exit %d\n%s", id, r.acquire.exitCode(), r.acquire.log()) {
