@@ -192,7 +192,7 @@ func TestMachineQueueAcceptance(t *testing.T) {
 			assert.True(t, slot >= 1 && slot <= machineSlots, "%s: machine-slot %q", id, out["machine-slot"])
 			assert.NotEmpty(t, out["machine-wait-seconds"], id)
 			assert.NotEmpty(t, out["lock-wait-seconds"], id)
-			assert.Equal(t, "true", mj.res.ReleaseOutputs["released"], "%s: release outputs %v", id, mj.res.ReleaseOutputs)
+			assert.Equal(t, "true", mj.res.ReleaseOutputs["released"], "%s: release outputs %v\n%s", id, mj.res.ReleaseOutputs, mj.res.Log)
 		}
 	}
 
