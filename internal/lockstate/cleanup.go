@@ -355,7 +355,10 @@ func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error)
 			return fail("reservation ID already exists")
 		}
 	}
-	if q.MachineID != "" && machineOccupied(s, q.MachineID) {
+	// The occupancy index of the serialization keys (machine.go) says who
+	// holds the quarantine's runner id and machine now.
+	occupied := newOccupancy(s, serialKeys{byMachine: true}).by
+	if q.MachineID != "" && len(occupied["m:"+q.MachineID]) > 0 {
 		// The quarantine's machine seated someone else while the retracted
 		// holder had it (a reclaim by the runner key, from another
 		// machine): that occupant now answers for the machine's seat, as
@@ -364,7 +367,7 @@ func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error)
 		return nil, nil
 	}
 	c := *q
-	if runnerOccupied(s, q.RunnerID) {
+	if len(occupied["r:"+q.RunnerID]) > 0 {
 		// A sibling on the quarantine's machine reclaimed it, and an agent
 		// of the quarantine's runner id on another machine took a seat
 		// since. The machine still needs its quarantine; it is put back in
@@ -373,36 +376,4 @@ func restoreQuarantine(s *State, h Holder, q *Reservation) (*Reservation, error)
 		c.RunnerID = h.RunnerID
 	}
 	return &c, nil
-}
-
-// runnerOccupied reports whether a holder or reservation of s records
-// runner id r.
-func runnerOccupied(s *State, r string) bool {
-	for _, h := range s.Holders {
-		if h.RunnerID == r {
-			return true
-		}
-	}
-	for _, x := range s.Reservations {
-		if x.RunnerID == r {
-			return true
-		}
-	}
-	return false
-}
-
-// machineOccupied reports whether a holder or reservation of s records
-// machine id m.
-func machineOccupied(s *State, m string) bool {
-	for _, h := range s.Holders {
-		if h.MachineID == m {
-			return true
-		}
-	}
-	for _, r := range s.Reservations {
-		if r.MachineID == m {
-			return true
-		}
-	}
-	return false
 }
