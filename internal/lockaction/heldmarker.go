@@ -96,11 +96,16 @@ func ReadHeldMarker(runnerTemp string, t Target, holderID string) (HeldMarker, b
 
 // RemoveHeldMarker deletes the marker once the seat is released.
 func RemoveHeldMarker(runnerTemp string, t Target, holderID string) error {
-	p := heldMarkerPath(runnerTemp, t, holderID)
-	if p == "" {
+	return removeMarkerFile(heldMarkerPath(runnerTemp, t, holderID))
+}
+
+// removeMarkerFile deletes a note at path (MarkerPath); "" (no RUNNER_TEMP)
+// and a note already gone are not errors.
+func removeMarkerFile(path string) error {
+	if path == "" {
 		return nil
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -2,7 +2,6 @@ package lockaction
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -44,14 +43,7 @@ func WritePendingMarker(runnerTemp string, t Target, holderID string, sentAt tim
 
 // RemovePendingMarker deletes the marker: the write was answered.
 func RemovePendingMarker(runnerTemp string, t Target, holderID string) error {
-	p := pendingMarkerPath(runnerTemp, t, holderID)
-	if p == "" {
-		return nil
-	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return removeMarkerFile(pendingMarkerPath(runnerTemp, t, holderID))
 }
 
 // readPendingMarker returns when the unanswered write was sent.
