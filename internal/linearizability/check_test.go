@@ -340,8 +340,8 @@ func TestTransportPassesOtherRequestsThrough(t *testing.T) {
 // writes through the emulator with lost answers, 5xx and GitHub's commit
 // window (a write overlapping another commit on the branch is refused with
 // "is at <head> but expected <base>"); every history is linearizable as a
-// register, the lost answers are recorded unknown and the overlaps not
-// applied.
+// register, the lost answers are recorded unknown, the overlaps not
+// applied and a write on a superseded blob SHA refused.
 func TestConcurrentWritesToTheEmulator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		em := emulator.New(emulator.Options{Clock: clock.Real{}, Seed: 7, CommitLatency: emulator.DefaultCommitLatency})
@@ -376,6 +376,22 @@ func TestConcurrentWritesToTheEmulator(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		// Which racing writes lose on the blob SHA (refused) rather than
+		// on the commit window (not applied) depends on goroutine order,
+		// so one lost race is made certain: with the faults gone and the
+		// commit window over, a write based on the first version must be
+		// refused.
+		em.ClearFaults()
+		time.Sleep(time.Second)
+		h := em.History("acme", "build-lock", "lock-state", lockFile.Path)
+		require.Greater(t, len(h), 1, "the racing writers committed more than one version")
+		stale := putRequest(t, lockFile, h[0].BlobSHA, []byte(`{"writer":"stale"}`), "w")
+		stale.Header.Set("Authorization", "token test-writer-secret")
+		resp, err := r.Transport(em.Transport(), Actor{Kind: ActorJob, HolderID: "stale"}).RoundTrip(stale.WithContext(context.Background()))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusConflict, resp.StatusCode, "a write on a superseded blob SHA loses its race")
 		r.Observe(lockFile, func() ([]byte, bool) {
 			h := em.History("acme", "build-lock", "lock-state", lockFile.Path)
 			if len(h) == 0 {
@@ -385,7 +401,7 @@ func TestConcurrentWritesToTheEmulator(t *testing.T) {
 		})
 		res := r.Check(Options{})
 		assert.True(t, res.OK(), "%s%s", res.Summary(), describe(res.Violations))
-		assert.Equal(t, 96, res.Writes)
+		assert.Equal(t, 97, res.Writes)
 		assert.Positive(t, res.UnknownWrites, "lost answers recorded as unknown")
 		assert.Positive(t, res.RefusedWrites, "lost races recorded as refused")
 		assert.Positive(t, res.NotAppliedWrites, "overlapping commits on the branch recorded as not applied")
