@@ -94,9 +94,43 @@ func ReadHeldMarker(runnerTemp string, t Target, holderID string) (HeldMarker, b
 	return m, true
 }
 
-// RemoveHeldMarker deletes the marker once the seat is released.
-func RemoveHeldMarker(runnerTemp string, t Target, holderID string) error {
-	return removeMarkerFile(heldMarkerPath(runnerTemp, t, holderID))
+// An entry marker is acquire's note that it wrote (or may have written) an
+// entry of holderID into t, a queue entry or an admission: the evidence
+// that makes a later "nothing of this job" read worth confirming at the
+// branch head even when no admission was recorded (an acquire step killed
+// while it waited leaves a queue entry that only the post step removes).
+func entryMarkerPath(dir string, t Target, holderID string) string {
+	return MarkerPath(dir, t, holderID, "entry-", "")
+}
+
+// WriteEntryMarker records that this job's acquire wrote an entry of
+// holderID into t. Failing to write it only weakens later stale-read
+// checks, so callers go on.
+func WriteEntryMarker(runnerTemp string, t Target, holderID string) error {
+	p := entryMarkerPath(runnerTemp, t, holderID)
+	if p == "" {
+		return nil
+	}
+	return WriteMarkerFile(p, []byte(holderID))
+}
+
+// hasEntryMarker reports whether this job's acquire left an entry marker
+// of holderID on t.
+func hasEntryMarker(runnerTemp string, t Target, holderID string) bool {
+	p := entryMarkerPath(runnerTemp, t, holderID)
+	if p == "" {
+		return false
+	}
+	data, err := os.ReadFile(p)
+	return err == nil && string(data) == holderID
+}
+
+// RemoveEntryMarkers deletes the held and entry markers of holderID on t
+// once nothing of it is left in the state (a release or a cleanup that
+// removed its entries, or confirmed at the branch head that none is left).
+func RemoveEntryMarkers(runnerTemp string, t Target, holderID string) error {
+	return errors.Join(removeMarkerFile(heldMarkerPath(runnerTemp, t, holderID)),
+		removeMarkerFile(entryMarkerPath(runnerTemp, t, holderID)))
 }
 
 // removeMarkerFile deletes a note at path (MarkerPath); "" (no RUNNER_TEMP)
@@ -125,12 +159,13 @@ type FreshCheck struct {
 }
 
 // CheckHeldAbsence is the stale-read guard of every "nothing to release"
-// conclusion: when this job's acquire recorded an admission (HeldMarker) but
-// a cleanup found nothing of holderID, it reads the state at the state
-// branch's head commit (store.LoadFresh), which a lagging replica cannot
-// serve from an older version. Without a marker nothing is read.
+// conclusion: when this job's acquire recorded an admission (HeldMarker) or
+// an entry (WriteEntryMarker) but a cleanup found nothing of holderID, it
+// reads the state at the state branch's head commit (store.LoadFresh),
+// which a lagging replica cannot serve from an older version. Without a
+// marker nothing is read.
 func CheckHeldAbsence(ctx context.Context, st *store.Store, runnerTemp string, t Target, holderID string) (FreshCheck, error) {
-	if _, held := ReadHeldMarker(runnerTemp, t, holderID); !held {
+	if _, held := ReadHeldMarker(runnerTemp, t, holderID); !held && !hasEntryMarker(runnerTemp, t, holderID) {
 		return FreshCheck{}, nil
 	}
 	return checkAtHead(ctx, st, t, holderID, "this job's acquire was admitted to %s but the state read shows nothing of %s")

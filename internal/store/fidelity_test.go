@@ -266,3 +266,55 @@ func TestAmbiguousWriteIsDecidedAtTheBranchHead(t *testing.T) {
 		require.Len(t, f.history(), 3, "seed %d: the lost write landed once", seed)
 	}
 }
+
+// A read at the branch head is a floor: every version this Store read
+// before it is at or older than it. When an Update based on that head loses
+// its compare-and-swap, an ordinary read may come from a replica older than
+// the head, even one this Store never saw, and a mutation that finds
+// nothing to do on it (a release whose holder the older version does not
+// show yet) would end the Update as a no-op with the holder still in the
+// state. The round after such a lost race therefore reads at the branch
+// head again.
+func TestUpdateAfterAHeadReadNeverFallsBehindIt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	cfg := lockstate.DefaultConfig()
+	cfg.MaxHolders = 3
+	other, late := identity(1, ""), identity(3, "")
+	mine := identity(2, "")
+	for _, id := range []lockstate.Identity{other, mine} {
+		_, err := f.store(t).Update(ctx, "Acquire", enqueue(cfg, id, epoch, nil))
+		require.NoError(t, err)
+	}
+	s := f.store(t)
+	head, _, err := s.LoadFresh(ctx)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, lockstate.HolderIndex(head.State, mine.HolderID), 0)
+	// Another job commits on top of the head this Store read.
+	_, err = f.store(t).Update(ctx, "Acquire", enqueue(cfg, late, epoch, nil))
+	require.NoError(t, err)
+	// Every ordinary read now comes from a replica two versions back: the
+	// version before this job's admission, which this Store never read.
+	f.em.AddFault(emulator.Fault{Kind: emulator.StaleRead, StaleVersions: 2, Probability: 1})
+	release := func(s *lockstate.State) error {
+		next, d, err := lockstate.Cleanup(s, cfg, lockstate.CleanupRequest{HolderID: mine.HolderID, RunAttempt: "1", ReservationID: "r-1"}, epoch)
+		if err != nil {
+			return err
+		}
+		if !d.Changed {
+			return store.ErrNoChange
+		}
+		*s = *next
+		return nil
+	}
+	res, err := s.Update(ctx, "Release", release)
+	require.NoError(t, err)
+	assert.True(t, res.Written, "the release was decided on a version older than the head it had read")
+	assert.Equal(t, 1, res.Conflicts)
+	h := f.history()
+	last, err := lockstate.Decode(h[len(h)-1].Content, lockstate.DecodeOptions{Lock: lockName})
+	require.NoError(t, err)
+	assert.Equal(t, -1, lockstate.HolderIndex(last, mine.HolderID), "the holder is gone from the branch head")
+	assert.GreaterOrEqual(t, lockstate.HolderIndex(last, late.HolderID), 0)
+}

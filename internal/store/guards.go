@@ -167,7 +167,7 @@ func (s *Store) LoadFresh(ctx context.Context) (Snapshot, string, error) {
 	if err != nil {
 		if ghclient.IsNotFound(err) {
 			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
-			s.remember(snap)
+			s.rememberHead(snap)
 			return snap, "", nil
 		}
 		return Snapshot{}, "", err
@@ -180,7 +180,7 @@ func (s *Store) LoadFresh(ctx context.Context) (Snapshot, string, error) {
 	if err != nil {
 		if ghclient.IsNotFound(err) {
 			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
-			s.remember(snap)
+			s.rememberHead(snap)
 			return snap, commit, nil
 		}
 		return Snapshot{}, "", err
@@ -190,6 +190,6 @@ func (s *Store) LoadFresh(ctx context.Context) (Snapshot, string, error) {
 		return Snapshot{}, "", fmt.Errorf("decode %s at %s: %w", s.StatePath(), shortSHA(sha), err)
 	}
 	snap := Snapshot{State: st, SHA: sha}
-	s.remember(snap)
+	s.rememberHead(snap)
 	return snap, commit, nil
 }

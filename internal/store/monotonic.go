@@ -29,6 +29,18 @@ import (
 // write, Load reads there. It costs one extra request, only after a lost
 // answer.
 
+//
+// A read at the branch head is a floor in the same way. Every version this
+// Store read before it existed before it, so is at or older than it; an
+// Update based on it that loses its compare-and-swap proves it superseded
+// as well. The next ordinary read could still come from a replica older
+// than that head, one this Store never saw: a release whose holder that
+// version does not show yet would end as a no-op with the holder left in
+// the state (a seat held until the reaper; the intermittent failure of
+// issue 26's acceptance test). So an Update whose base was read at the
+// head reads the next round's base at the head too (UpdateRounds), and
+// headFloor keeps the superseded versions out of later ordinary reads.
+
 // maxKnownOlder bounds the remembered superseded SHAs.
 const maxKnownOlder = 256
 
@@ -51,15 +63,25 @@ func (s *Store) noteRead(sha string) {
 func (s *Store) noteWrite(base, written string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.markOlderLocked(written, append([]string{base}, s.seen...))
+	s.seen = s.seen[:0]
+	delete(s.older, written)
+	s.wrote = true
+}
+
+// markOlderLocked records shas (but never newest) as older than a version
+// this Store knows, forgetting the oldest records beyond maxKnownOlder. The
+// caller holds s.mu.
+func (s *Store) markOlderLocked(newest string, shas []string) {
 	if s.older == nil {
 		s.older = map[string]struct{}{}
 	}
-	add := func(sha string) {
-		if sha == "" || sha == written {
-			return
+	for _, sha := range shas {
+		if sha == "" || sha == newest {
+			continue
 		}
 		if _, ok := s.older[sha]; ok {
-			return
+			continue
 		}
 		if len(s.olderOrder) >= maxKnownOlder {
 			delete(s.older, s.olderOrder[0])
@@ -68,13 +90,20 @@ func (s *Store) noteWrite(base, written string) {
 		s.older[sha] = struct{}{}
 		s.olderOrder = append(s.olderOrder, sha)
 	}
-	add(base)
-	for _, sha := range s.seen {
-		add(sha)
+}
+
+// headFloor records a lost compare-and-swap on base, a version read at the
+// branch head: base, every version read before it and this Store's own
+// newest write are older than the branch head now.
+func (s *Store) headFloor(base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	shas := append([]string{base}, s.seen...)
+	if s.own != nil {
+		shas = append(shas, s.own.SHA)
 	}
+	s.markOlderLocked("", shas)
 	s.seen = s.seen[:0]
-	delete(s.older, written)
-	s.wrote = true
 }
 
 // ownWrite returns the newest snapshot this Store wrote, nil before its

@@ -116,6 +116,7 @@ type Store struct {
 
 	mu        sync.Mutex
 	last      *Snapshot           // newest version this Store has seen or written
+	lastHead  bool                // last was read at the branch head (LoadFresh)
 	reads     map[string]readMemo // last decoded Contents response per path and ref
 	defBranch string              // the repository's default branch, once read
 	repoID    int64               // and its numeric id
@@ -248,7 +249,9 @@ func (s *Store) UpdateMessage(ctx context.Context, fn func(*lockstate.State) (st
 // ErrTooManyConflicts after the first lost round, with no conflict sleep.
 func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate.State) (string, error)) (Result, error) {
 	var res Result
-	base := s.cached()
+	// atHead: base was read at the branch head, so a lost race is decided
+	// at the head again (monotonic.go, headFloor).
+	base, atHead := s.cachedBase()
 	branchCreated := false
 	if rounds <= 0 {
 		rounds = s.opts.MaxRounds
@@ -256,7 +259,13 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 	for res.Rounds < rounds {
 		res.Rounds++
 		if base == nil {
-			snap, err := s.Load(ctx)
+			var snap Snapshot
+			var err error
+			if atHead {
+				snap, err = s.decideAtHead(ctx)
+			} else {
+				snap, err = s.Load(ctx)
+			}
 			if err != nil {
 				return res, err
 			}
@@ -306,6 +315,9 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			res.Conflicts++
 		case ghclient.IsConflict(err):
 			res.Conflicts++
+			if atHead {
+				s.headFloor(base.SHA)
+			}
 		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
 			// Refused by a secondary rate limit: the next round re-reads
 			// once the client's wait ends (the client sends nothing
@@ -605,7 +617,26 @@ func (s *Store) cached() *Snapshot {
 func (s *Store) remember(snap Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last = &snap
+	s.last, s.lastHead = &snap, false
+}
+
+// rememberHead caches a version read at the branch head (monotonic.go).
+func (s *Store) rememberHead(snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last, s.lastHead = &snap, true
+}
+
+// cachedBase is cached, and whether that version was read at the branch
+// head.
+func (s *Store) cachedBase() (*Snapshot, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return nil, false
+	}
+	c := *s.last
+	return &c, s.lastHead
 }
 
 func (s *Store) rememberOwn(snap Snapshot) {
@@ -617,7 +648,7 @@ func (s *Store) rememberOwn(snap Snapshot) {
 func (s *Store) forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last = nil
+	s.last, s.lastHead = nil, false
 }
 
 // mayHaveApplied reports whether a failed mutation might still have been

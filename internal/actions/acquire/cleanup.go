@@ -82,6 +82,14 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 	// Never decide the cleanup on a replica older than what this run
 	// already saw or wrote (GitHub's replica lag; store/monotonic.go).
 	st.Inherit(q.st)
+	// And never on one older than the run's first read, which no SHA it
+	// knows can order: the cleanup reads at the branch head, and a race it
+	// loses is decided there again (store.UpdateRounds). A failed head read
+	// leaves the ordinary read to the Update.
+	_, _, herr := st.LoadFresh(ctx)
+	if herr != nil && ctx.Err() != nil {
+		return lockstate.CleanupDecision{}, herr
+	}
 	req := lockstate.CleanupRequest{
 		HolderID:      q.id.HolderID,
 		RunAttempt:    q.id.RunAttempt,
@@ -97,7 +105,7 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 		req.RestoreQuarantine = q.consumedQuarantine
 	}
 	var dec lockstate.CleanupDecision
-	_, err = st.Update(ctx, "Release "+q.s.Target.Lock, func(s *lockstate.State) error {
+	res, err := st.Update(ctx, "Release "+q.s.Target.Lock, func(s *lockstate.State) error {
 		next, d, err := lockstate.Cleanup(s, q.cfg, req, q.now())
 		if err != nil {
 			return err
@@ -109,6 +117,11 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 		*s = *next
 		return nil
 	})
+	if err == nil && (herr == nil || res.Written) {
+		// Nothing of this run is left at the branch head: the later steps
+		// need not confirm it there again.
+		_ = lockaction.RemoveEntryMarkers(q.s.RunnerTemp, q.s.Target, q.id.HolderID)
+	}
 	if err == nil && dec.QuarantineSubsumed != "" {
 		q.a.Printf("Quarantine %s was not put back: its machine seated another job while this run held the seat it reclaimed, and that job answers for the machine now.", dec.QuarantineSubsumed)
 	}

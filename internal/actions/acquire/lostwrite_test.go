@@ -17,6 +17,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -122,6 +123,43 @@ func TestReleaseAfterAStaleReadStillReleases(t *testing.T) {
 			assert.Equal(t, "true", k.Outputs()["released"])
 			assert.Empty(t, w.State().Holders, "the seat is free again")
 			assert.Contains(t, k.Out.String(), "stale")
+		})
+	})
+	t.Run("a race lost after the head read is decided at the head again", func(t *testing.T) {
+		// The first read is stale, the branch head shows the holder, the
+		// write based on that head loses its race to another job's commit,
+		// and the next ordinary read would come from a replica older still
+		// (before the admission). Decided on that replica, the release
+		// ended as a no-op and the seat stayed held until the reaper (issue
+		// 26's intermittent acceptance failure).
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":2}`)
+			w.SeedState(emptyState())
+			j := w.NewJob("build", "runner-1")
+			require.NoError(t, run(context.Background(), j))
+			require.Len(t, w.State().Holders, 1)
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, Count: 1})
+			d, raced := j.Deps(), false
+			api := d.Transport
+			d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				if req.Method == http.MethodPut && !raced {
+					raced = true
+					// Another job's commit lands first; every ordinary read
+					// after it is two versions behind.
+					s := w.State()
+					s.Queue = append(s.Queue, lockstate.Entry{HolderID: "acme/other:9:build:default", Repository: "acme/other", Workflow: "CI", Job: "build",
+						RunID: "9", RunAttempt: "1", RunURL: "https://github.com/acme/other/actions/runs/9", QueuedAt: s.Holders[0].AcquiredAt, RunnerID: "runner-9"})
+					w.SeedState(s)
+					w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 2})
+				}
+				return api.RoundTrip(req)
+			})
+			j.ResetFiles()
+			holder := w.State().Holders[0].HolderID
+			require.NoError(t, release.Run(context.Background(), d))
+			assert.True(t, raced)
+			assert.Equal(t, "true", j.Outputs()["released"])
+			assert.Equal(t, -1, lockstate.HolderIndex(w.State(), holder), "the seat is free again")
 		})
 	})
 	t.Run("a no-op release is confirmed at the branch head", func(t *testing.T) {
@@ -295,3 +333,9 @@ func TestPendingMarkerNamesTheLastWriteSent(t *testing.T) {
 		assert.ErrorIs(t, err, os.ErrNotExist, "the answered write leaves no marker")
 	})
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -124,7 +124,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 			}
 		}
 	}
-	_ = lockaction.RemoveHeldMarker(s.RunnerTemp, t, id.HolderID)
+	_ = lockaction.RemoveEntryMarkers(s.RunnerTemp, t, id.HolderID)
 	if dec.ForeignKept > 0 {
 		a.Warning(fmt.Sprintf("Post cleanup kept %d entry(ies) of %s recorded on another runner: another job of this run uses the same holder id (%s).",
 			dec.ForeignKept, id.HolderID, lockstate.CodeHolderIDCollision))

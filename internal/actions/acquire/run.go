@@ -345,6 +345,11 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 // touched records that this run's own lock state exists (or may): cleanup
 // is owed on failure, and the post step is registered.
 func (q *acquirer) touched() {
+	if !q.mayNeedCleanup {
+		// The later steps of this job confirm a "nothing of this job" read
+		// at the branch head (lockaction.CheckHeldAbsence).
+		_ = lockaction.WriteEntryMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID)
+	}
 	q.mayNeedCleanup = true
 	q.registerPost()
 }

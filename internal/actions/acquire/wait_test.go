@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -113,6 +114,59 @@ func TestSignalDuringWaitCleansUpWithinTheWindow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestCancelledWaiterLeavesDespiteAnOlderReplica: the cleanup after a
+// signal must not decide on a replica older than anything this run saw. A
+// version from before the run's first read (here the seeded empty state)
+// is not known to be older, and a cleanup that read it found nothing to
+// remove and left the waiter's entry in the queue, ahead of every later
+// job, until the reaper. The cleanup reads at the branch head.
+func TestCancelledWaiterLeavesDespiteAnOlderReplica(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b := w.NewJob("waiter", "runner-b")
+		_, done := holderAndWaiter(t, w, ctx, b)
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 5})
+		b.Signals.Simulate(syscall.SIGTERM)
+		cancel()
+		require.Error(t, <-done)
+		assert.Zero(t, lockstate.QueuePosition(w.State(), b.HolderID()), "the queue entry is removed")
+		assertNotAcquired(t, b, "cancelled")
+	})
+}
+
+// TestPostRemovesAQueuedEntryDespiteAnOlderReplica: a waiter whose own
+// cleanup could not write (every write stalls until its signal window
+// ends) leaves its queue entry to the post step. That step's first read
+// comes from a replica older than the join; the entry marker the join left
+// makes it confirm "nothing of this job" at the branch head, where the
+// entry is, and remove it. Without the marker it ended as a no-op and the
+// entry stayed in the queue until the reaper.
+func TestPostRemovesAQueuedEntryDespiteAnOlderReplica(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		w.SeedState(emptyState())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b := w.NewJob("waiter", "runner-b")
+		b.Env["BUILD_LOCK_MODE"] = acquire.ModeAcquireWithCleanup
+		_, done := holderAndWaiter(t, w, ctx, b)
+		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.Stall})
+		b.Signals.Simulate(syscall.SIGTERM)
+		cancel()
+		require.Error(t, <-done)
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "the waiter's own cleanup could not write")
+		w.Em.ClearFaults()
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 5, Count: 1})
+		post := withEnv(b.Deps(), map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"})
+		require.NoError(t, runDeps(context.Background(), post))
+		assert.Zero(t, lockstate.QueuePosition(w.State(), b.HolderID()), "the post step removed the queue entry")
+		assert.Contains(t, b.Out.String(), "was stale")
+	})
 }
 
 func TestSignalDuringCleanupIsBoundedBySIGTERMWindow(t *testing.T) {

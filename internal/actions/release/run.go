@@ -214,8 +214,8 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	if dec.ForeignKept > 0 {
 		r.a.Warning(foreignKeptMessage(r.s.HolderID, r.s.Target.Lock, dec.ForeignKept))
 	}
-	if err := lockaction.RemoveHeldMarker(r.s.RunnerTemp, r.s.Target, r.s.HolderID); err != nil {
-		r.a.Warning("Could not remove this job's admission marker: " + err.Error())
+	if err := lockaction.RemoveEntryMarkers(r.s.RunnerTemp, r.s.Target, r.s.HolderID); err != nil {
+		r.a.Warning("Could not remove this job's admission and entry markers: " + err.Error())
 	}
 	// The organization seat first, then the machine slot (machineslot.go).
 	r.freeMachineSlot(ctx)
