@@ -169,3 +169,55 @@ func TestWaitingSaysWhatFreesAQuarantinedSeat(t *testing.T) {
 		assert.Contains(t, b.Summary(), id)
 	})
 }
+
+// TestWaiterWithAnOldConfigJoinsARunnerSerializationDrain: the operator turns
+// on runner serialization while jobs wait on schema 2. The upgrade drains
+// until every queued job has recorded its runner id, which each does on a
+// poll with a config snapshot that asks for the upgrade. A waiter whose
+// snapshot is older (the default re-read is every 5 minutes; a lagging
+// replica may even have shown it no config at all) used to hold the whole
+// drain, and every job behind it, until its snapshot expired (the e2e
+// TestProcessJobsShareTwoSeatsFairly waited 4 minutes for one). Another
+// waiter's recorded runner id proves a newer config: the old snapshot is
+// read again within staleConfigAge.
+func TestWaiterWithAnOldConfigJoinsARunnerSerializationDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+		a := w.NewJob("holder", "runner-a")
+		require.NoError(t, run(context.Background(), a))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b := w.NewJob("waiter", "runner-b")
+		bDone := start(ctx, b)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()))
+
+		w.SetConfig(`{"maxHolders":1,"runnerSerialization":true}`)
+		c := w.NewJob("late", "runner-c")
+		cDone := start(ctx, c)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		entry := func(id string) lockstate.Entry {
+			s := w.State()
+			return s.Queue[lockstate.QueuePosition(s, id)-1]
+		}
+		require.Equal(t, "runner-c", entry(c.HolderID()).PendingRunnerID, "the job with the new config records its runner id")
+		require.Empty(t, entry(b.HolderID()).PendingRunnerID)
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, "runner-b", entry(b.HolderID()).PendingRunnerID, "the waiter with the old config joined the drain within a minute")
+
+		require.NoError(t, releaseRun(context.Background(), a))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		s := w.State()
+		assert.Equal(t, 3, s.SchemaVersion, "the drain ended and the upgrade landed")
+		require.Len(t, s.Holders, 1)
+		assert.Equal(t, b.HolderID(), s.Holders[0].HolderID, "in queue order")
+		cancel()
+		<-bDone
+		<-cDone
+	})
+}

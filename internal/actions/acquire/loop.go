@@ -88,6 +88,17 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 	if err != nil {
 		return true, false, err
 	}
+	if q.drainUnseen(snap.State) {
+		// Another waiter recorded its runner id for an upgrade this run's
+		// config snapshot does not ask for: read the config again, so this
+		// run's entry records one too instead of holding the drain until
+		// its snapshot expires.
+		q.cfgAt = time.Time{}
+		if err := q.refreshConfig(ctx, false); err != nil {
+			return true, false, err
+		}
+		return false, true, nil
+	}
 	if dec.Changed && q.holdWrites(snap.State) {
 		q.logConfigUnread()
 		return false, false, nil
@@ -412,6 +423,23 @@ const staleConfigAge = 30 * time.Second
 // upgraded s (schema never goes down).
 func (q *acquirer) staleConfig(s *lockstate.State) bool {
 	return !q.cfgCapped && s.SchemaVersion > lockstate.TargetSchema(q.cfg) && q.now().Sub(q.cfgAt) >= staleConfigAge
+}
+
+// drainUnseen reports a config snapshot older than staleConfigAge that does
+// not ask for the upgrade to runner serialization which s shows under way: a
+// schema-2 queue entry with a recorded runner id, written by a job that read
+// a config asking for it. That drain ends only when every queued job has
+// recorded one, each with a snapshot that asks for it.
+func (q *acquirer) drainUnseen(s *lockstate.State) bool {
+	if q.cfgCapped || s.SchemaVersion >= 3 || lockstate.TargetSchema(q.cfg) >= 3 || q.now().Sub(q.cfgAt) < staleConfigAge {
+		return false
+	}
+	for _, e := range s.Queue {
+		if e.PendingRunnerID != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // beforeWrite is the store's BeforeWrite: inside write, every attempt sent
