@@ -25,7 +25,7 @@ test:
 	$(MAKE) --no-print-directory act
 	BUILD_LOCK_ACT=$(ACT_BIN) $(GO) test -race -shuffle=on -count=1 -timeout 30m $(PKGS)
 	$(MAKE) --no-print-directory sim-ci
-	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim ./internal/store
 	$(MAKE) --no-print-directory verify-pins
 
 ## lint: gofmt, go mod tidy diff, go vet, staticcheck (pinned).
@@ -187,4 +187,4 @@ sim-ci:
 ## linearizability check (test-only build tag). The sim targets pass -artifacts: porcupine's
 ## visualization of a failing seed stays in _artifacts/ (ignored by git).
 sim-planted:
-	$(GO) test -count=1 -artifacts -timeout 30m -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim
+	$(GO) test -count=1 -artifacts -timeout 30m -tags plantedbugs -run '^TestPlantedBugs' ./internal/sim ./internal/store

@@ -37,6 +37,12 @@ const (
 	// on the runner id alone under serializeBy "machine", so two runner
 	// agents on one machine may hold two seats.
 	MachineSerializationIgnored
+	// CleanupBehindHead makes a store Update whose base was read at the
+	// branch head read the next round's base by branch name after a lost
+	// race, and acquire's own cleanup start from an ordinary read, so a
+	// cleanup may decide "nothing to remove" on a replica older than a
+	// version it already knew.
+	CleanupBehindHead
 	numBugs
 )
 
@@ -68,6 +74,8 @@ func (b Bug) String() string {
 		return "priority-starves"
 	case MachineSerializationIgnored:
 		return "machine-serialization-ignored"
+	case CleanupBehindHead:
+		return "cleanup-behind-head"
 	}
 	return "unknown"
 }

@@ -120,6 +120,7 @@ func (s *sim) audit(healed, jobsDone time.Time, liveWaiting []*job) Report {
 		s.seats.mu.Unlock()
 	}
 	s.auditSilentFailures(hist, states, violate)
+	s.auditNoopReleases(hist, states, violate)
 	s.auditRetryAfter(m, violate)
 	s.auditWriteSpacing(violate)
 	s.auditSecrets(hist, violate)
@@ -590,4 +591,57 @@ func (s *sim) auditSilentFailures(hist []emulator.Version, states []*lockstate.S
 			violate("job %s: acquire exited 1 (%s, acquired=false) at %s while its admission was in the state", j.actor(), j.acquireReason, j.silentFailAt.Format(time.RFC3339Nano))
 		}
 	}
+}
+
+// auditNoopReleases: a release step that reported nothing to remove
+// (cleanup-result noop) must have been right at some moment of its call:
+// of the committed versions current during it (the one current at its
+// start and every one committed before it returned), at least one holds
+// no entry of its holder id at its attempt. A no-op decided on a lagging
+// replica older than a version that showed the job breaks it, and leaves
+// the seat held until the reaper.
+func (s *sim) auditNoopReleases(hist []emulator.Version, states []*lockstate.State, violate func(string, ...any)) {
+	for _, j := range s.jobs {
+		for _, r := range j.noopReleases {
+			owned, seen := true, false
+			for i, v := range hist {
+				if v.Time.After(r.end) {
+					break
+				}
+				if i+1 < len(hist) && !hist[i+1].Time.After(r.start) {
+					continue // superseded before the call began
+				}
+				seen = true
+				if !j.ownsEntryIn(states[i]) {
+					owned = false
+					break
+				}
+			}
+			if seen && owned {
+				violate("job %s: release reported nothing to remove (cleanup-result noop, %s to %s) while every version committed during it held its entry",
+					j.actor(), r.start.Format(time.RFC3339Nano), r.end.Format(time.RFC3339Nano))
+			}
+		}
+	}
+}
+
+// ownsEntryIn reports whether st (nil: no state) holds a holder or queue
+// entry of j's holder id at j's attempt, recorded on j's runner or on none
+// (an entry of the same holder id on another runner is another job's: the
+// shared-holder-id scenario).
+func (j *job) ownsEntryIn(st *lockstate.State) bool {
+	if st == nil {
+		return false
+	}
+	attempt := strconv.Itoa(j.attempt)
+	mine := func(e lockstate.Entry) bool {
+		return e.RunAttempt == attempt && (e.RunnerName == "" || e.RunnerName == j.runner)
+	}
+	if hi := lockstate.HolderIndex(st, j.holderID()); hi >= 0 && mine(st.Holders[hi].Entry) {
+		return true
+	}
+	if qi := lockstate.QueuePosition(st, j.holderID()); qi > 0 && mine(st.Queue[qi-1]) {
+		return true
+	}
+	return false
 }

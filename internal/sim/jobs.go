@@ -60,6 +60,9 @@ type job struct {
 	// silentFailAt: the acquire step ended by itself with an error and no
 	// outputs at this time (not killed, not cancelled).
 	silentFailAt time.Time
+	// noopReleases: the release steps that reported cleanup-result noop,
+	// with when each began and returned (auditNoopReleases).
+	noopReleases []interval
 	// acquireReason is the stable reason code of a failed acquire step
 	// (lockaction.ReasonCode), "" when it succeeded.
 	acquireReason string
@@ -134,3 +137,6 @@ func (s *sim) waitingJobs() []*job {
 	}
 	return out
 }
+
+// interval is a step's call, from its start to its return.
+type interval struct{ start, end time.Time }

@@ -19,6 +19,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // start launches one job process (and, for reruns and zombies, the next
@@ -186,10 +187,16 @@ func (s *sim) runJob(j *job) {
 			renv["INPUT_RESOURCE-SAFE"] = "true"
 		}
 		j.reset()
-		call := s.lin.Now()
-		_ = release.Run(ctx, s.deps(j, "release", renv, sig))
+		call, began := s.lin.Now(), time.Now()
+		rerr := release.Run(ctx, s.deps(j, "release", renv, sig))
 		s.collect(j, false)
-		s.linReleased(j, call, j.lastOutputs())
+		out := j.lastOutputs()
+		s.linReleased(j, call, out)
+		if rerr == nil && out[release.OutputCleanupResult] == string(lockstate.ResultNoop) {
+			j.mu.Lock()
+			j.noopReleases = append(j.noopReleases, interval{began, time.Now()})
+			j.mu.Unlock()
+		}
 	}
 	if j.withPost && !j.dead.Load() {
 		penv := s.baseEnv(j)

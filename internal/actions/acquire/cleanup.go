@@ -10,6 +10,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/plant"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
@@ -86,7 +87,10 @@ func (q *acquirer) cleanup(ctx context.Context, kind cleanupKind, budget ghclien
 	// knows can order: the cleanup reads at the branch head, and a race it
 	// loses is decided there again (store.UpdateRounds). A failed head read
 	// leaves the ordinary read to the Update.
-	_, _, herr := st.LoadFresh(ctx)
+	var herr error
+	if !plant.Enabled(plant.CleanupBehindHead) { // planted bug (tests only)
+		_, _, herr = st.LoadFresh(ctx)
+	}
 	if herr != nil && ctx.Err() != nil {
 		return lockstate.CleanupDecision{}, herr
 	}
