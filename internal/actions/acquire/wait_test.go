@@ -116,6 +116,25 @@ func TestSignalDuringWaitCleansUpWithinTheWindow(t *testing.T) {
 	}
 }
 
+// terminatedWaiter queues a waiter (BUILD_LOCK_MODE mode) behind a holder
+// on a lock whose state existed before either job, adds fault, and ends
+// the waiter with SIGTERM. It runs inside a synctest bubble.
+func terminatedWaiter(t *testing.T, mode string, fault emulator.Fault) (*actiontest.World, *actiontest.Job) {
+	t.Helper()
+	w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+	w.SeedState(emptyState())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := w.NewJob("waiter", "runner-b")
+	b.Env["BUILD_LOCK_MODE"] = mode
+	_, done := holderAndWaiter(t, w, ctx, b)
+	w.Em.AddFault(fault)
+	b.Signals.Simulate(syscall.SIGTERM)
+	cancel()
+	require.Error(t, <-done)
+	return w, b
+}
+
 // TestCancelledWaiterLeavesDespiteAnOlderReplica: the cleanup after a
 // signal must not decide on a replica older than anything this run saw. A
 // version from before the run's first read (here the seeded empty state)
@@ -124,16 +143,7 @@ func TestSignalDuringWaitCleansUpWithinTheWindow(t *testing.T) {
 // job, until the reaper. The cleanup reads at the branch head.
 func TestCancelledWaiterLeavesDespiteAnOlderReplica(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
-		w.SeedState(emptyState())
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		b := w.NewJob("waiter", "runner-b")
-		_, done := holderAndWaiter(t, w, ctx, b)
-		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 5})
-		b.Signals.Simulate(syscall.SIGTERM)
-		cancel()
-		require.Error(t, <-done)
+		w, b := terminatedWaiter(t, acquire.ModeAcquire, emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 5})
 		assert.Zero(t, lockstate.QueuePosition(w.State(), b.HolderID()), "the queue entry is removed")
 		assertNotAcquired(t, b, "cancelled")
 	})
@@ -148,17 +158,7 @@ func TestCancelledWaiterLeavesDespiteAnOlderReplica(t *testing.T) {
 // entry stayed in the queue until the reaper.
 func TestPostRemovesAQueuedEntryDespiteAnOlderReplica(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := actiontest.NewWorld(t, `{"maxHolders":1}`)
-		w.SeedState(emptyState())
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		b := w.NewJob("waiter", "runner-b")
-		b.Env["BUILD_LOCK_MODE"] = acquire.ModeAcquireWithCleanup
-		_, done := holderAndWaiter(t, w, ctx, b)
-		w.Em.AddFault(emulator.Fault{Method: "PUT", Kind: emulator.Stall})
-		b.Signals.Simulate(syscall.SIGTERM)
-		cancel()
-		require.Error(t, <-done)
+		w, b := terminatedWaiter(t, acquire.ModeAcquireWithCleanup, emulator.Fault{Method: "PUT", Kind: emulator.Stall})
 		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "the waiter's own cleanup could not write")
 		w.Em.ClearFaults()
 		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 5, Count: 1})
