@@ -5,6 +5,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -81,6 +82,7 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		r.ByCredential[k] = c
 	}
 	r.RequestsPerAdmission = ratio(r.Total.Requests, r.Admitted)
+	r.RequestsByKind = kindsPerAdmission(inWindow, phases(jobs), r.Admitted)
 	r.ChargedPerAdmission = ratio(r.Total.Charged, r.Admitted)
 	r.NotModifiedPerAdmission = ratio(r.Total.NotModified, r.Admitted)
 	r.WritesPerAdmission = ratio(r.Total.Writes, r.Admitted)
@@ -299,6 +301,42 @@ func maxDisplacement(jobs []*simJob, adm []checker.Admission) int {
 		best = max(best, n)
 	}
 	return best
+}
+
+// phases maps the request IDs of the jobs' traffic to the phase (acquire or
+// release) that sent them.
+func phases(jobs []*simJob) map[string]string {
+	out := map[string]string{}
+	for _, j := range jobs {
+		j.tap.mu.Lock()
+		maps.Copy(out, j.tap.ids)
+		j.tap.mu.Unlock()
+	}
+	return out
+}
+
+// kindsPerAdmission counts recs by phase and requestKind (a 304 apart), per
+// admitted job.
+func kindsPerAdmission(recs []emulator.RequestRecord, phase map[string]string, admitted int) map[string]float64 {
+	if admitted == 0 {
+		return nil
+	}
+	n := map[string]int{}
+	for _, rec := range recs {
+		k := requestKind(rec)
+		if rec.Status == 304 {
+			k += " 304"
+		}
+		if p := phase[rec.ID]; p != "" {
+			k = p + ": " + k
+		}
+		n[k]++
+	}
+	out := make(map[string]float64, len(n))
+	for k, c := range n {
+		out[k] = ratio(c, admitted)
+	}
+	return out
 }
 
 // requestKind names what a request is for, for the peak breakdown.

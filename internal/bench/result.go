@@ -196,6 +196,10 @@ type Result struct {
 	// PeakChargedBreakdown is what the charged requests of the busiest
 	// charged minute were.
 	PeakChargedBreakdown map[string]int `json:"peak_charged_breakdown"`
+	// RequestsByKind is, per admitted job, how many requests of each kind
+	// (requestKind; a state read answered 304 counted apart) the window
+	// held: where the requests per admitted job go.
+	RequestsByKind map[string]float64 `json:"requests_per_admitted_job_by_kind,omitempty"`
 	// MeanPerMin is the window's average request rate per minute.
 	MeanPerMin     float64 `json:"mean_requests_per_minute"`
 	MeanChargedMin float64 `json:"mean_charged_per_minute"`
@@ -317,6 +321,15 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m.ConflictsPerAdmission = ratio(m.Total.Conflicts, m.Admitted)
 	m.InstallChargedPerJob = ratio(m.ByCredential["writer-installation"].Charged, m.Admitted)
 	m.SecondaryWaitS = round2(m.SecondaryWaitS)
+	m.RequestsByKind = map[string]float64{}
+	for _, r := range rs {
+		for k, v := range r.RequestsByKind {
+			m.RequestsByKind[k] += v * float64(r.Admitted)
+		}
+	}
+	for k, v := range m.RequestsByKind {
+		m.RequestsByKind[k] = round2(v / float64(max(m.Admitted, 1)))
+	}
 	m.SeatIdleS, m.SeatTotalS = 0, 0
 	for _, r := range rs {
 		m.SeatIdleS += r.SeatIdleS

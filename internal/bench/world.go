@@ -372,13 +372,16 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		"GITHUB_OUTPUT":              filepath.Join(dir, "acquire-output"),
 		"GITHUB_STATE":               filepath.Join(dir, "state"),
 		"GITHUB_STEP_SUMMARY":        filepath.Join(dir, "summary.md"),
-		lockaction.EnvAppID:          strconv.Itoa(simWriterApp),
-		lockaction.EnvAppPrivateKey:  w.writerPEM,
-		"INPUT_LOCK_NAME":            j.lockName(),
-		"INPUT_RUNNER_ID":            j.runner,
-		"INPUT_GITHUB_TOKEN":         w.tokens[j.repo],
-		"INPUT_POLL_SECONDS":         strconv.Itoa(PollSeconds),
-		"INPUT_TIMEOUT_MINUTES":      "360",
+		// RUNNER_TEMP is the job's, shared by its steps: acquire's notes
+		// to release (the admission, the installation) live there.
+		"RUNNER_TEMP":               filepath.Join(dir, "runner-temp"),
+		lockaction.EnvAppID:         strconv.Itoa(simWriterApp),
+		lockaction.EnvAppPrivateKey: w.writerPEM,
+		"INPUT_LOCK_NAME":           j.lockName(),
+		"INPUT_RUNNER_ID":           j.runner,
+		"INPUT_GITHUB_TOKEN":        w.tokens[j.repo],
+		"INPUT_POLL_SECONDS":        strconv.Itoa(PollSeconds),
+		"INPUT_TIMEOUT_MINUTES":     "360",
 	}
 	if j.labels != "" {
 		env["INPUT_SEAT_LABELS"] = j.labels

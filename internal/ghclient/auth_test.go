@@ -333,3 +333,55 @@ func TestConcurrentCallsShareOneMint(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), h.c.Stats().TokenMints, "Stats.TokenMints")
 }
+
+func lookupWithAccount(h *harness, id int, login string, accountID int) reply {
+	return reply{body: `{"id":` + strconv.Itoa(id) + `,"account":{"login":"` + login + `","id":` + strconv.Itoa(accountID) + `}}`, check: checkJWT(h.clock)}
+}
+
+// TestKnownInstallationSkipsTheLookup: an installation an earlier step
+// looked up (Config.Installation) is minted from directly, its account
+// answers InstallationAccount, and no lookup is made; one without its
+// account is not trusted and the installation is looked up.
+func TestKnownInstallationSkipsTheLookup(t *testing.T) {
+	t.Parallel()
+	known := KnownInstallation{ID: 7, AccountLogin: "o", AccountID: 99}
+	h := appHarness(t, func(c *Config) { c.Installation = &known })
+	h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_seven"))
+	h.srv.on("GET", repoPath, withToken("ghs_seven", reply{body: okRepo}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	for _, r := range h.srv.requests() {
+		assert.NotEqual(t, "/repos/o/r/installation", r.path, "no lookup")
+	}
+	got, ok := h.c.KnownInstallation()
+	assert.True(t, ok)
+	assert.Equal(t, known, got)
+	login, id, ok := h.c.InstallationAccount()
+	assert.True(t, ok)
+	assert.Equal(t, "o", login)
+	assert.Equal(t, int64(99), id)
+
+	partial := appHarness(t, func(c *Config) { c.Installation = &KnownInstallation{ID: 7} })
+	partial.srv.on("GET", "/repos/o/r/installation", lookupWithAccount(partial, 8, "o", 99))
+	partial.srv.on("POST", "/app/installations/8/access_tokens", mintOK(partial, "ghs_eight"))
+	partial.srv.on("GET", repoPath, withToken("ghs_eight", reply{body: okRepo}))
+	require.NoError(t, partial.getRepo(context.Background(), Budget{}))
+	got, ok = partial.c.KnownInstallation()
+	assert.True(t, ok)
+	assert.Equal(t, KnownInstallation{ID: 8, AccountLogin: "o", AccountID: 99}, got, "looked up, not taken from the partial note")
+}
+
+// TestKnownInstallationGoneIsLookedUpAgain: a known installation whose mint
+// answers 404 (uninstalled, or another App's) is looked up once more, and
+// the client then reports the installation it really minted from.
+func TestKnownInstallationGoneIsLookedUpAgain(t *testing.T) {
+	t.Parallel()
+	h := appHarness(t, func(c *Config) { c.Installation = &KnownInstallation{ID: 7, AccountLogin: "o", AccountID: 99} })
+	h.srv.on("POST", "/app/installations/7/access_tokens", reply{status: 404, body: msg("Not Found")})
+	h.srv.on("GET", "/repos/o/r/installation", lookupWithAccount(h, 8, "o", 100))
+	h.srv.on("POST", "/app/installations/8/access_tokens", mintOK(h, "ghs_eight"))
+	h.srv.on("GET", repoPath, withToken("ghs_eight", reply{body: okRepo}))
+	require.NoError(t, h.getRepo(context.Background(), Budget{}))
+	got, ok := h.c.KnownInstallation()
+	assert.True(t, ok)
+	assert.Equal(t, KnownInstallation{ID: 8, AccountLogin: "o", AccountID: 100}, got)
+}

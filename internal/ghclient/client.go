@@ -47,6 +47,13 @@ type Config struct {
 	// InstallationOwner looks it up via GET /orgs/{owner}/installation
 	// (reader).
 	InstallationOwner string
+	// Installation, when set, is the installation an earlier step of the
+	// same job looked up for InstallationRepository or InstallationOwner
+	// (Client.KnownInstallation): the client mints its first token from it
+	// without looking it up again. A mint answered 404 (the installation
+	// is gone or was never this App's) looks it up once, as for any cached
+	// id.
+	Installation *KnownInstallation
 	// TokenRepositories and Permissions scope each minted token (writer:
 	// the lock repository's name and contents: write).
 	TokenRepositories []string
@@ -205,6 +212,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			}
 			a.repoOwner, a.repoName = owner, name
 		}
+		if k := cfg.Installation; k != nil && k.ID > 0 && k.AccountID > 0 && k.AccountLogin != "" {
+			a.installID, a.accountLogin, a.accountID = k.ID, k.AccountLogin, k.AccountID
+		}
 		if len(cfg.TokenRepositories) > 0 || cfg.Permissions != nil {
 			a.tokenOpts = &github.InstallationTokenOptions{
 				Repositories: append([]string(nil), cfg.TokenRepositories...),
@@ -295,6 +305,31 @@ func (c *Client) InstallationAccount() (login string, id int64, ok bool) {
 	c.app.mu.Lock()
 	defer c.app.mu.Unlock()
 	return c.app.accountLogin, c.app.accountID, c.app.accountID != 0
+}
+
+// KnownInstallation is a GitHub App installation as its lookup described
+// it: what a later step of the same job passes as Config.Installation so it
+// does not look it up again.
+type KnownInstallation struct {
+	// ID is the installation id tokens are minted from.
+	ID int64 `json:"id"`
+	// AccountLogin and AccountID are the installation's account (the owner
+	// of the repository or organization it was looked up for).
+	AccountLogin string `json:"accountLogin"`
+	AccountID    int64  `json:"accountId"`
+}
+
+// KnownInstallation returns the installation an App client mints from, once
+// a lookup (or Config.Installation) named it; ok is false for a token
+// client and before the first request.
+func (c *Client) KnownInstallation() (KnownInstallation, bool) {
+	if c.app == nil {
+		return KnownInstallation{}, false
+	}
+	c.app.mu.Lock()
+	defer c.app.mu.Unlock()
+	k := KnownInstallation{ID: c.app.installID, AccountLogin: c.app.accountLogin, AccountID: c.app.accountID}
+	return k, k.ID != 0 && k.AccountID != 0
 }
 
 // Knobs returns the effective backoff knobs (defaults applied).

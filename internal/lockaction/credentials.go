@@ -97,6 +97,12 @@ type ClientOptions struct {
 // values printed now, when the client they tune is built), retry warnings
 // and token masking routed to the Actions log.
 func NewWriterClientWith(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions) (*ghclient.Client, error) {
+	return newWriterClient(ctx, a, t, creds, k, opts, nil)
+}
+
+// newWriterClient is NewWriterClientWith minting from known, when set,
+// without a lookup first.
+func newWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions, known *ghclient.KnownInstallation) (*ghclient.Client, error) {
 	knobs := k.API
 	for _, w := range k.Warnings {
 		a.Warning(w)
@@ -106,6 +112,7 @@ func NewWriterClientWith(ctx context.Context, a *actionio.IO, t Target, creds Ap
 		AppID:                  creds.AppID,
 		PrivateKey:             creds.PrivateKey,
 		InstallationRepository: t.Repository(),
+		Installation:           known,
 		TokenRepositories:      []string{t.Repo},
 		Permissions:            &github.InstallationPermissions{Contents: github.String("write")},
 		Transport:              opts.Transport,

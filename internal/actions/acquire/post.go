@@ -50,7 +50,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 	t := s.Target
 	id := lockaction.IdentityFor(s.Run, t, s.Identity.Suffix, s.Identity.RunnerID, "", d.Clock.Now())
 	creds := s.Credentials
-	client, err := lockaction.NewWriterClientWith(ctx, a, t, creds, s.Knobs, d.ClientOptions())
+	client, err := lockaction.NewJobWriterClient(ctx, a, t, creds, s.Knobs, d.ClientOptions(), s.RunnerTemp)
 	if err != nil {
 		return err
 	}

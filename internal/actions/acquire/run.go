@@ -213,7 +213,7 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	if err := q.checkPR(ctx, "before setup"); err != nil {
 		return err
 	}
-	if q.client, err = lockaction.NewWriterClientWith(ctx, q.a, q.s.Target, creds, q.s.Knobs, q.d.ClientOptions()); err != nil {
+	if q.client, err = lockaction.NewJobWriterClient(ctx, q.a, q.s.Target, creds, q.s.Knobs, q.d.ClientOptions(), q.s.RunnerTemp); err != nil {
 		return err
 	}
 	if q.st, err = newStore(q.client, q.s.Target, q.d, ghclient.Budget{}, acquireCASRounds, acquireConflictDelay, q.beforeWrite); err != nil {
@@ -229,6 +229,11 @@ func (q *acquirer) setupAndLoop(ctx context.Context, creds lockaction.AppCredent
 	// pins the lock repository owner's id before the first write.
 	if err := lockaction.CheckOwnerPin(q.s.Target, q.client); err != nil {
 		return err
+	}
+	// The job's release and post steps mint from the installation this
+	// lookup found instead of looking it up again.
+	if err := lockaction.RememberInstallation(q.s.RunnerTemp, q.s.Target, creds, q.client); err != nil {
+		q.a.Warning("Could not note the writer App's installation for this job's later steps (each looks it up again): " + err.Error())
 	}
 	// The machine slot first, then the organization queue (machineslot.go).
 	if err := q.takeMachineSlot(ctx); err != nil {

@@ -2,6 +2,9 @@ package release_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -194,7 +197,8 @@ func TestDeadlinePhasesAbortStalledRequests(t *testing.T) {
 		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.config.json", Kind: emulator.Stall})
 		require.NoError(t, rel(j))
 		assert.Equal(t, "cooldown-started", j.Outputs()["cleanup-result"])
-		assert.Contains(t, j.Out.String(), "Could not verify the lock-state branch")
+		assert.Zero(t, w.Em.Metrics().Paths["GET /repos/acme/build-lock/git/ref/heads/lock-state"].Requests,
+			"a release that finds its state file never checks the branch (divergences A4)")
 		var put time.Time
 		for _, r := range w.Em.Metrics().Log {
 			if r.Method == "PUT" {
@@ -357,4 +361,88 @@ func TestNoopReleaseCreatesNoBranch(t *testing.T) {
 			assert.NotContains(t, r.Path, "/git/refs", "no branch creation")
 		}
 	})
+}
+
+// TestBranchIsCheckedOnlyWhenNoStateIsFound: the reference's branch check
+// before every release is left out (divergences A4). A release whose state
+// read found no state file reads the branch head to confirm it, which
+// checks the branch: a missing branch is a no-op, and a head that cannot be
+// read within the deadline is LOCK_STATE_UNVERIFIED, as in the reference,
+// with nothing written either way.
+func TestBranchIsCheckedOnlyWhenNoStateIsFound(t *testing.T) {
+	const refPath = "GET /repos/acme/build-lock/git/ref/heads/lock-state"
+	t.Run("a missing branch is a no-op", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			j := w.NewJob("build", "runner-1")
+			require.NoError(t, rel(j))
+			assert.Equal(t, "noop", j.Outputs()["cleanup-result"])
+			assert.Equal(t, int64(1), w.Em.Metrics().Paths[refPath].Requests, "one branch read: the head confirmation")
+			assert.Zero(t, w.Puts())
+		})
+	})
+	t.Run("an unanswered check is LOCK_STATE_UNVERIFIED", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			j := w.NewJob("build", "runner-1")
+			w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/git/ref/", Kind: emulator.Stall})
+			begin := time.Now()
+			err := rel(j)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), release.CodeLockStateUnverified+": the lock-state branch of seats could not be verified and no lock state was found")
+			assert.LessOrEqual(t, time.Since(begin), 121*time.Second, "bounded by the release deadline")
+			assert.Zero(t, w.Puts())
+		})
+	})
+	t.Run("a release that finds its state does not check", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+			j := w.NewJob("build", "runner-1")
+			hold(t, j)
+			w.Em.ResetMetrics()
+			require.NoError(t, rel(j))
+			assert.Equal(t, "true", j.Outputs()["released"])
+			assert.Zero(t, w.Em.Metrics().Paths[refPath].Requests)
+		})
+	})
+}
+
+// TestReleaseMintsFromTheInstallationAcquireLookedUp: the release step of a
+// job whose acquire looked the writer App's installation up mints from it
+// without a lookup of its own (one App JWT request less per job, issue 23);
+// a note naming an installation that is gone costs one lookup and the
+// release still releases.
+func TestReleaseMintsFromTheInstallationAcquireLookedUp(t *testing.T) {
+	const lookup = "GET /repos/acme/build-lock/installation"
+	for _, tc := range []struct {
+		name    string
+		gone    bool
+		lookups int64
+	}{{"the installation acquire found", false, 0}, {"a note naming an installation that is gone", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "installation-*.json"))
+				require.NoError(t, err)
+				require.Len(t, notes, 1, "acquire left one installation note")
+				if tc.gone {
+					data, err := os.ReadFile(notes[0])
+					require.NoError(t, err)
+					var note map[string]any
+					require.NoError(t, json.Unmarshal(data, &note))
+					note["id"] = 987654
+					data, err = json.Marshal(note)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
+				}
+				w.Em.ResetMetrics()
+				require.NoError(t, rel(j))
+				assert.Equal(t, "true", j.Outputs()["released"])
+				assert.Empty(t, w.State().Holders)
+				assert.Equal(t, tc.lookups, w.Em.Metrics().Paths[lookup].Requests)
+			})
+		})
+	}
 }

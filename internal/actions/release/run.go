@@ -123,7 +123,7 @@ func maybeApplied(err error) bool {
 }
 
 func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) error {
-	client, err := lockaction.NewWriterClientWith(ctx, r.a, r.s.Target, creds, r.s.Knobs, r.d.ClientOptions())
+	client, err := lockaction.NewJobWriterClient(ctx, r.a, r.s.Target, creds, r.s.Knobs, r.d.ClientOptions(), r.s.RunnerTemp)
 	if err != nil {
 		return err
 	}
@@ -146,17 +146,6 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		if err := branchStore.CheckStateBranch(ctx); err != nil {
 			return err
 		}
-	}
-	// The branch is checked, not created: a release that finds nothing to
-	// release writes nothing, so a first no-op release of a brand-new lock
-	// leaves no lock-state branch behind (a write creates it: store.Update).
-	verified := true
-	if _, err := branchStore.BranchExists(ctx); err != nil {
-		if !unrecorded(err) {
-			return err
-		}
-		verified = false
-		r.a.Warning("Could not verify the lock-state branch; continuing with the release: " + err.Error())
 	}
 	cfgStore, err := mk(ph.Config, 1)
 	if err != nil {
@@ -201,12 +190,6 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return r.unreachable(err)
 	case err != nil:
 		return err
-	case !verified && res.SHA == "" && dec.Result == lockstate.ResultNoop:
-		cause := fmt.Errorf("%s: the lock-state branch of %s could not be verified and no lock state was found for %s", CodeLockStateUnverified, r.s.Target.Lock, r.s.HolderID)
-		if confirmed {
-			return r.unreachable(cause)
-		}
-		return cause
 	}
 	if err := r.report(dec, res.SHA); err != nil {
 		return err
@@ -288,6 +271,10 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 			fc, ferr = lockaction.ConfirmAbsenceAtHead(ctx, st, r.s.Target, r.s.HolderID)
 		}
 		switch {
+		case ferr != nil && res.SHA == "" && unrecorded(ferr):
+			// No state file was read and the branch head could not be
+			// read either: the reference's unverified branch.
+			return res, final, fmt.Errorf("%s: the lock-state branch of %s could not be verified and no lock state was found for %s: %w", CodeLockStateUnverified, r.s.Target.Lock, r.s.HolderID, ferr)
 		case ferr != nil:
 			return res, final, ferr
 		case fc.Found:

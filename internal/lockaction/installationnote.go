@@ -1,0 +1,92 @@
+package lockaction
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+)
+
+// An installation note is the writer App's installation as one step of a
+// job looked it up (its id and account), left in RUNNER_TEMP so the job's
+// later steps on the same lock repository (release, the post step, a second
+// acquire) mint their token from it without looking it up again: one App
+// JWT request less per step (issue 23: requests per admitted job). It
+// holds no secret: an installation id and an account are public facts, and
+// a token can only be minted from them with the App's private key.
+type installationNote struct {
+	APIURL     string `json:"apiUrl"`
+	Repository string `json:"repository"`
+	AppID      int64  `json:"appId"`
+	ghclient.KnownInstallation
+}
+
+// installationNotePath names the note of App appID on t's repository
+// under dir (RUNNER_TEMP), or "" without one.
+func installationNotePath(dir string, t Target, appID int64) string {
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(t.APIURL + "\x00" + t.Repository() + "\x00" + strconv.FormatInt(appID, 10)))
+	return filepath.Join(dir, "ambiguous-build-lock", "installation-"+hex.EncodeToString(sum[:16])+".json")
+}
+
+// readInstallationNote returns the installation an earlier step of this
+// job looked up for App appID on t's repository. A note for another API,
+// repository or App, one without an account, or one whose account is not
+// the lock repository's owner (the owner pin would refuse it:
+// CheckOwnerPin) is not used: the client then looks the installation up
+// and the pin decides on GitHub's answer, never on the note.
+func readInstallationNote(dir string, t Target, appID int64) *ghclient.KnownInstallation {
+	p := installationNotePath(dir, t, appID)
+	if p == "" {
+		return nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	var n installationNote
+	if json.Unmarshal(data, &n) != nil || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.AppID != appID ||
+		n.ID <= 0 || n.AccountID <= 0 || !strings.EqualFold(n.AccountLogin, t.Owner) ||
+		(t.SameOwner && n.AccountID != t.CallerOwnerID) {
+		return nil
+	}
+	k := n.KnownInstallation
+	return &k
+}
+
+// RememberInstallation leaves the writer App installation c minted from
+// (after CheckOwnerPin accepted its account) for the job's later steps.
+// Failing to write it only costs them one lookup, so callers warn and go
+// on; a client that has not looked one up writes nothing.
+func RememberInstallation(runnerTemp string, t Target, creds AppCredentials, c *ghclient.Client) error {
+	p := installationNotePath(runnerTemp, t, creds.AppID)
+	k, ok := c.KnownInstallation()
+	if p == "" || !ok {
+		return nil
+	}
+	if prev := readInstallationNote(runnerTemp, t, creds.AppID); prev != nil && *prev == k {
+		return nil
+	}
+	data, err := json.Marshal(installationNote{APIURL: t.APIURL, Repository: t.Repository(), AppID: creds.AppID, KnownInstallation: k})
+	if err != nil {
+		return err
+	}
+	return WriteMarkerFile(p, data)
+}
+
+// NewJobWriterClient is NewWriterClientWith for a step of a job whose
+// earlier step may have left an installation note in runnerTemp
+// (RememberInstallation): the client mints from that installation instead
+// of looking it up. A mint answered 404 looks it up after all.
+func NewJobWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions, runnerTemp string) (*ghclient.Client, error) {
+	return newWriterClient(ctx, a, t, creds, k, opts, readInstallationNote(runnerTemp, t, creds.AppID))
+}
