@@ -86,7 +86,9 @@ type Schedule struct {
 //     (Rank+1) × H(n) × 60 s / FastBudgetPerMinute), n = min(FastRanks,
 //     Queued) and H(n) = 1 + 1/2 + … + 1/n (rank r's share of the fast
 //     budget is 1/(r+1) of the head's), plus up to a third of it in jitter
-//     (1.5–2.0 s by default up to 4 seats).
+//     (1.5–2.0 s by default up to 4 seats). A fast rank at or past Seats,
+//     which needs a holder admitted after now to release first, waits at
+//     least (Rank − Seats + 2) × max(Unit, Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
 //     rank, capped at TailCapFactor × Base, and at least
@@ -122,6 +124,16 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			n := min(fastRanks, s.Queued)
 			r := min(s.Rank, n-1)
 			d = max(d, time.Duration(float64(r+1)*harmonic(n)*60*float64(unit)/(FastBudgetPerMinute*share)))
+		}
+		if s.Rank >= seats {
+			// Rank r needs r + 1 releases before a seat can be handed to
+			// it, and only Seats holders are there to release now: the
+			// others must first be admitted and then release, which takes
+			// at least one hold. Such a rank polls one fast interval
+			// slower per rank beyond the seats (3 s, 4.5 s, … at the
+			// defaults, at most Base), so it is still polling fast when a
+			// rank ahead of it is handed a seat.
+			d = max(d, min(base, max(unit, base/FastDivisor)*time.Duration(s.Rank-seats+2)))
 		}
 		spread = d / 3
 	} else {
