@@ -84,11 +84,7 @@ func (x *extended) incident(i int, v Version, prev, cur *snapshot) {
 // overtakes keeps the checker's own count of admissions that passed each
 // blocked waiter (R-S7) and checks it against the bound at schema 6.
 func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
-	if prev.st.SchemaVersion < lockstate.FencedSchemaVersion && cur.st.SchemaVersion >= lockstate.FencedSchemaVersion {
-		// The bound starts with fencing: the upgrade to schema 6 carries
-		// every waiter across with 0 overtakes (docs/state-schema.md §10).
-		clear(x.passed)
-	}
+	x.startBoundAtUpgrade(prev, cur)
 	for id := range x.passed {
 		if _, still := cur.queued[id]; !still {
 			delete(x.passed, id)
@@ -134,6 +130,19 @@ func (x *extended) overtakes(i int, v Version, prev, cur *snapshot) {
 				x.violate("version %d (%s): %s admitted past %s, overtaken %d times > maxOvertakes %d", i, v.Message, h.HolderID, w.HolderID, n, x.in.MaxOvertakes)
 			}
 		}
+	}
+}
+
+// startBoundAtUpgrade starts every waiter's count again at the upgrade to
+// schema 6: the bound starts with fencing, and the upgrade carries every
+// waiter across with 0 overtakes (docs/state-schema.md §10). Both the
+// anonymous check (overtakes) and the seat check (seats) count from there:
+// an upgrade that also names seats is a seat-mode version pair, and a count
+// carried from schema 5 made the seat check report a waiter passed more
+// often than the bound allows (soak seed 101285).
+func (x *extended) startBoundAtUpgrade(prev, cur *snapshot) {
+	if prev.st.SchemaVersion < lockstate.FencedSchemaVersion && cur.st.SchemaVersion >= lockstate.FencedSchemaVersion {
+		clear(x.passed)
 	}
 }
 

@@ -81,6 +81,7 @@ func (x *extended) seatLeft(cur *snapshot, w lockstate.Entry) bool {
 //
 // The overtaking and priority checks need the bound (CheckOvertakes).
 func (x *extended) seats(i int, v Version, prev, cur *snapshot) {
+	x.startBoundAtUpgrade(prev, cur)
 	// A waiter's count ends with its queue entry (admitted, released or
 	// removed): a later entry of the same holder id (a rerun joining
 	// again) starts from 0, as its overtakes field does.

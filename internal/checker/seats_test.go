@@ -193,3 +193,35 @@ func TestSeatOvertakeCountEndsWithTheEntry(t *testing.T) {
 	assert.True(t, rep.OK(), rep.Violations)
 	assert.Equal(t, 1, rep.MaxOvertaken)
 }
+
+// TestSeatOvertakeCountStartsAtTheUpgrade: passes counted at schema 5 (the
+// anonymous check) do not carry into the seat check after the upgrade to
+// schema 6, which starts every waiter at 0 overtakes. A waiter on a busy
+// runner, passed twice at schema 5 and once after an upgrade that names
+// seats, was passed once under the bound (soak seed 101285, where the
+// upgrade write was a seat-mode pair and the count went on from 2).
+func TestSeatOvertakeCountStartsAtTheUpgrade(t *testing.T) {
+	t.Parallel()
+	v5 := func(sec int, holders []lockstate.Holder, queue []lockstate.Entry) checker.Version {
+		return version(t, sec, 5, holders, queue)
+	}
+	blocker := holder(7, "r3")
+	vs := []checker.Version{
+		v5(0, []lockstate.Holder{blocker, holder(2, "r2")}, []lockstate.Entry{entry(3, "r3"), entry(1, "r1"), entry(4, "r4")}),
+		v5(1, []lockstate.Holder{blocker, holder(2, "r2"), holder(1, "r1")}, []lockstate.Entry{entry(3, "r3"), entry(4, "r4")}),
+		v5(2, []lockstate.Holder{blocker, holder(1, "r1")}, []lockstate.Entry{entry(3, "r3"), entry(4, "r4")}),
+		v5(3, []lockstate.Holder{blocker, holder(1, "r1"), holder(4, "r4")}, []lockstate.Entry{entry(3, "r3")}),
+		v5(4, []lockstate.Holder{blocker}, []lockstate.Entry{entry(3, "r3")}),
+		// The upgrade names seats: r3 still holds plus-1.
+		version6(t, 5, []lockstate.Holder{seatedHolder(7, "r3", "plus-1", "", 0, 1)},
+			[]lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 0), seatWaiter(5, "r5", "pro", 0, 0)}),
+		version6(t, 6, []lockstate.Holder{seatedHolder(7, "r3", "plus-1", "", 0, 1), seatedHolder(5, "r5", "pro-a-1", "pro", 0, 2)},
+			[]lockstate.Entry{seatWaiter(3, "r3", "pro", 0, 1)}),
+	}
+	in := seatInput()
+	in.MaxOvertakes = 1
+	in.Removals = append(in.Removals, removal(7, 0))
+	rep := checker.Check(vs, in)
+	assert.True(t, rep.OK(), rep.Violations)
+	assert.Equal(t, 2, rep.MaxOvertaken, "two passes at schema 5, one after the upgrade")
+}
