@@ -14,7 +14,9 @@ const PreparationShare = 0.25
 // Phases are the absolute deadlines of one release (spec §3.8). The zero
 // value (deadline 0) means attempt-bounded calls.
 type Phases struct {
-	// Branch ends the state-branch check (1/8 of the budget by default).
+	// Branch ends the default-branch guard of a custom state-branch (1/8
+	// of the budget by default). The reference's branch check is not made
+	// (docs/divergences.md A4).
 	Branch time.Time
 	// Config ends the lock-config read (the rest of the first quarter).
 	Config time.Time
