@@ -299,12 +299,8 @@ func (c *Client) Do(ctx context.Context, op Op, fn func(ctx context.Context) (*g
 // installation was looked up: the owner of the lock repository for a writer
 // client. ok is false for a token client or before the first request.
 func (c *Client) InstallationAccount() (login string, id int64, ok bool) {
-	if c.app == nil {
-		return "", 0, false
-	}
-	c.app.mu.Lock()
-	defer c.app.mu.Unlock()
-	return c.app.accountLogin, c.app.accountID, c.app.accountID != 0
+	k, _ := c.KnownInstallation()
+	return k.AccountLogin, k.AccountID, k.AccountID != 0
 }
 
 // KnownInstallation is a GitHub App installation as its lookup described

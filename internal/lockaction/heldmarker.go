@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
@@ -41,10 +42,17 @@ func heldMarkerPath(dir string, t Target, holderID string) string {
 // of the lock and the holder id plus ext, under ambiguous-build-lock/. It
 // is "" without a RUNNER_TEMP (a local run keeps no notes).
 func MarkerPath(dir string, t Target, holderID, prefix, ext string) string {
+	return notePath(dir, prefix, ext, t.Repository(), t.Lock, holderID)
+}
+
+// notePath names a note in RUNNER_TEMP (dir) under ambiguous-build-lock/:
+// prefix plus a hash of the key's parts plus ext, or "" without a
+// RUNNER_TEMP.
+func notePath(dir, prefix, ext string, key ...string) string {
 	if dir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(t.Repository() + "\x00" + t.Lock + "\x00" + holderID))
+	sum := sha256.Sum256([]byte(strings.Join(key, "\x00")))
 	return filepath.Join(dir, "ambiguous-build-lock", prefix+hex.EncodeToString(sum[:16])+ext)
 }
 

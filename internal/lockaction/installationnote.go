@@ -2,11 +2,8 @@ package lockaction
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -31,11 +28,7 @@ type installationNote struct {
 // installationNotePath names the note of App appID on t's repository
 // under dir (RUNNER_TEMP), or "" without one.
 func installationNotePath(dir string, t Target, appID int64) string {
-	if dir == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(t.APIURL + "\x00" + t.Repository() + "\x00" + strconv.FormatInt(appID, 10)))
-	return filepath.Join(dir, "ambiguous-build-lock", "installation-"+hex.EncodeToString(sum[:16])+".json")
+	return notePath(dir, "installation-", ".json", t.APIURL, t.Repository(), strconv.FormatInt(appID, 10))
 }
 
 // readInstallationNote returns the installation an earlier step of this
@@ -71,9 +64,6 @@ func RememberInstallation(runnerTemp string, t Target, creds AppCredentials, c *
 	p := installationNotePath(runnerTemp, t, creds.AppID)
 	k, ok := c.KnownInstallation()
 	if p == "" || !ok {
-		return nil
-	}
-	if prev := readInstallationNote(runnerTemp, t, creds.AppID); prev != nil && *prev == k {
 		return nil
 	}
 	data, err := json.Marshal(installationNote{APIURL: t.APIURL, Repository: t.Repository(), AppID: creds.AppID, KnownInstallation: k})

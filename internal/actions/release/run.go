@@ -137,12 +137,12 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return store.New(store.Options{Client: client, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
 			Clock: r.d.Clock, Jitter: r.d.Jitter, Budget: budget(deadline), MaxRounds: rounds, ConflictDelay: cleanupConflictDelay})
 	}
-	branchStore, err := mk(ph.Branch, 1)
-	if err != nil {
-		return err
-	}
 	if r.s.Target.Branch != lockaction.DefaultStateBranch {
 		// Never write onto the default branch (see acquire's guardTarget).
+		branchStore, err := mk(ph.Branch, 1)
+		if err != nil {
+			return err
+		}
 		if err := branchStore.CheckStateBranch(ctx); err != nil {
 			return err
 		}
