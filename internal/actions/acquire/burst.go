@@ -100,25 +100,32 @@ func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
 }
 
 // observe paces the hold estimate by what this waiter saw: its admissible
-// rank fell by k over the time since its previous poll, so the seats turned
-// over k times in that time, one hold per seat every Seats × elapsed / k.
-// (Holders' own timestamps cannot tell how many holds passed between two
-// polls far apart.) A rise (an earlier arrival inserted ahead) or no move
-// leaves the estimate as it was.
+// rank fell by `moves` ranks in all since the first state that ranked it
+// (read or written), so the seats turned over about that often in that
+// time: one hold per seat every Seats × elapsed / (moves + 1), one move more
+// than seen so a pace measured from few moves errs short (a far waiter then
+// wakes early, never late). The pace is averaged over the whole wait, not
+// the last move alone: a far waiter polls minutes apart, and one poll gap
+// in which an earlier arrival was inserted ahead (a rise, not counted)
+// while one admission passed read as half the pace it was (a rank-12
+// waiter then slept 37 minutes through a seat handed to it; bench `burst`,
+// seed 20261402). Holders' own timestamps cannot tell how many holds passed
+// between two polls far apart.
 func (q *acquirer) observe(s *lockstate.State) {
 	now := q.now()
 	rank := admissibleRank(s, q.cfg, q.id.HolderID)
-	if q.rankAt.IsZero() || rank < 0 {
+	if rank < 0 {
+		return
+	}
+	if q.rankAt.IsZero() {
 		q.rank, q.rankAt = rank, now
 		return
 	}
-	if q.rank >= 0 && rank < q.rank {
-		elapsed := now.Sub(q.rankAt)
-		q.observedHold = time.Duration(int64(elapsed) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rank-rank))
+	if rank < q.rank {
+		q.rankMoves += q.rank - rank
+		q.observedHold = time.Duration(int64(now.Sub(q.rankAt)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rankMoves+1))
 	}
-	if rank != q.rank {
-		q.rank, q.rankAt = rank, now
-	}
+	q.rank = rank
 }
 
 // holdEstimate is how long a seat is held: the pace observe measured or,

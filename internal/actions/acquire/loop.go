@@ -68,6 +68,7 @@ func (q *acquirer) loop(ctx context.Context) error {
 			q.arrival = lockstate.NewArrival(snap.State)
 		}
 		q.observe(snap.State)
+		q.holds.observe(snap.State, q.now())
 		done, again, err := q.step(ctx, snap)
 		if done || err != nil {
 			return err
@@ -236,6 +237,7 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	}
 	q.conflictStreak = 0
 	q.last = res.State
+	q.observe(res.State)
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
 	if dec.Inserted && dec.Rank >= 0 && dec.Rank < lockstate.FreeSlots(res.State, q.cfg) {
@@ -283,6 +285,7 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
 	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
 		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
+	q.releaseForecast(s, &sch)
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}

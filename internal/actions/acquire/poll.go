@@ -77,6 +77,14 @@ type Schedule struct {
 	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
 	// FastRanks) / Seats × HoldEstimate.
 	HoldEstimate time.Duration
+	// Forecast reports that UntilRelease is set: the time until the release
+	// that can hand a fast rank its seat, forecast from the holds this
+	// waiter saw end (forecast.go); negative when that time has passed.
+	// ReleaseMargin is how much earlier the release may come (the spread
+	// of the holds seen, at least a tenth of a hold).
+	Forecast      bool
+	UntilRelease  time.Duration
+	ReleaseMargin time.Duration
 }
 
 // PollDelay returns the wait before the next poll. r is a jitter draw in
@@ -94,6 +102,13 @@ type Schedule struct {
 //     rank, capped at TailCapFactor × Base, and at least
 //     Queued × 60 s / TailBudgetPerMinute and TailETAPercent of its expected
 //     wait for the fast ranks (capped at MaxTailInterval); plus up to a third (at least 250 ms) of jitter.
+//   - A fast rank with a Forecast sleeps until the earliest the release
+//     may come (UntilRelease − ReleaseMargin), at most Base, plus up to a
+//     third of the window interval w = max(Unit/2, Base/WindowDivisor, its
+//     share of the fast budget); polls at the fast interval from there
+//     until w before the forecast release; then every w plus a quarter of
+//     the time it is overdue, at most the fast interval, plus up to a third
+//     of that.
 //   - If a cooldown expires sooner than that, the wait is the time to that
 //     expiry plus up to 249 ms of jitter.
 func PollDelay(s Schedule, r float64) time.Duration {
@@ -115,6 +130,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
+		budget := time.Duration(0)
 		if s.Queued > 0 {
 			// The fast budget is shared by rank: rank r gets a 1/(r+1)
 			// share (harmonic weights), so the waiter a release hands the
@@ -123,9 +139,12 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// FastBudgetPerMinute whatever the number of fast ranks.
 			n := min(fastRanks, s.Queued)
 			r := min(s.Rank, n-1)
-			d = max(d, time.Duration(float64(r+1)*harmonic(n)*60*float64(unit)/(FastBudgetPerMinute*share)))
+			budget = time.Duration(float64(r+1) * harmonic(n) * 60 * float64(unit) / (FastBudgetPerMinute * share))
+			d = max(d, budget)
 		}
-		if s.Rank >= seats {
+		if s.Forecast {
+			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
+		} else if s.Rank >= seats {
 			// Rank r needs r + 1 releases before a seat can be handed to
 			// it, and only Seats holders are there to release now: the
 			// others must first be admitted and then release, which takes
@@ -135,7 +154,9 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// rank ahead of it is handed a seat.
 			d = max(d, min(base, max(unit, base/FastDivisor)*time.Duration(s.Rank-seats+2)))
 		}
-		spread = d / 3
+		if !s.Forecast {
+			spread = d / 3
+		}
 	} else {
 		// The first tail rank polls at Base, each further one a
 		// fastSlots-th of Base later.
@@ -168,4 +189,23 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		delay = s.UntilCooldown + j
 	}
 	return delay
+}
+
+// forecastDelay is a fast rank's wait around a forecast release due in
+// until (negative: overdue) that may come margin earlier: asleep until the
+// earliest it may come (at most base); polling at the fast interval from
+// there until w before it; then every w plus a quarter of the time overdue,
+// at most fast. spread is the jitter's range.
+func forecastDelay(until, margin, w, fast, base time.Duration) (d, spread time.Duration) {
+	w = min(w, fast)
+	switch {
+	case until-margin > fast:
+		d = min(until-margin, base)
+		return d, min(w/3, d/3)
+	case until > 2*w:
+		d = max(w, min(fast, until-w))
+		return d, min(w/3, d/3)
+	}
+	d = min(w+max(0, -until)/overdueSlowdown, fast)
+	return d, d / 3
 }

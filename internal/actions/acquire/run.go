@@ -156,11 +156,16 @@ type acquirer struct {
 	joinSpread bool
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
-	// rank and rankAt are the admissible rank last seen and since when;
-	// observedHold is the hold time they imply (observe).
+	// rank is the admissible rank last seen, rankAt when a rank was first
+	// seen and rankMoves how many ranks it fell since; observedHold is the
+	// hold time they imply (observe).
 	rank         int
 	rankAt       time.Time
+	rankMoves    int
 	observedHold time.Duration
+	// holds are the holds this waiter saw end, for the release forecast
+	// (forecast.go).
+	holds holdLog
 	// machine is the machine slot (nil when machine-slots is off).
 	machine *machineSlot
 }

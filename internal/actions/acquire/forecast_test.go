@@ -1,0 +1,235 @@
+package acquire
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+var forecastT0 = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+
+// holdersAt builds holders admitted at t0 + each offset.
+func holdersAt(offsets ...time.Duration) []lockstate.Holder {
+	var hs []lockstate.Holder
+	for i, o := range offsets {
+		hs = append(hs, lockstate.Holder{Entry: lockstate.Entry{HolderID: fmt.Sprintf("h%d", i)},
+			AcquiredAt: lockstate.FormatTime(forecastT0.Add(o)), ExpiresAt: lockstate.FormatTime(forecastT0.Add(time.Hour))})
+	}
+	return hs
+}
+
+func TestForecastReleaseHandsSeatsInTurn(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	now := forecastT0.Add(3 * m)
+	hs := holdersAt(0, 2*m) // two seats, 10-minute holds: releases at 10 and 12
+	cases := []struct {
+		rank int
+		want time.Duration
+	}{
+		{0, 10 * m}, // the first release
+		{1, 12 * m}, // the second
+		{2, 20 * m}, // rank 0's own hold ends first
+		{3, 22 * m},
+		{4, 30 * m},
+	}
+	for _, tc := range cases {
+		at, ok := forecastRelease(hs, 10*m, tc.rank, now)
+		require.True(t, ok, "rank %d", tc.rank)
+		assert.Equal(t, forecastT0.Add(tc.want), at, "rank %d", tc.rank)
+	}
+	// A holder past its forecast still counts at its forecast time: the
+	// forecast is then in the past (overdue), not pushed later.
+	at, ok := forecastRelease(holdersAt(0), 2*m, 0, now)
+	require.True(t, ok)
+	assert.Equal(t, forecastT0.Add(2*m), at)
+	for name, hs := range map[string][]lockstate.Holder{
+		"no holders":                  nil,
+		"an acquiredAt in the future": holdersAt(0, 5*m),
+		"an unreadable acquiredAt":    {{Entry: lockstate.Entry{HolderID: "x"}, AcquiredAt: "yesterday"}},
+	} {
+		_, ok := forecastRelease(hs, 10*m, 0, now)
+		assert.False(t, ok, name)
+	}
+}
+
+// read builds a state of the holders at offsets, read at now.
+func stateWith(hs []lockstate.Holder) *lockstate.State {
+	st := lockstate.Empty("seats")
+	st.Holders = hs
+	return st
+}
+
+func TestHoldLogLearnsHoldsFromHandoffsAndCloseReads(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	var h holdLog
+	_, _, ok := h.estimate()
+	assert.False(t, ok, "nothing observed")
+
+	a := lockstate.Holder{Entry: lockstate.Entry{HolderID: "a"}, AcquiredAt: lockstate.FormatTime(forecastT0)}
+	b := lockstate.Holder{Entry: lockstate.Entry{HolderID: "b"}, AcquiredAt: lockstate.FormatTime(forecastT0.Add(100 * s))}
+	c := lockstate.Holder{Entry: lockstate.Entry{HolderID: "c"}, AcquiredAt: lockstate.FormatTime(forecastT0.Add(600 * s))}
+	h.observe(stateWith([]lockstate.Holder{a, b}), forecastT0.Add(590*s))
+	// a left and c was handed its seat at 600 s: a held exactly 600 s,
+	// whatever the time of the read that saw it.
+	h.observe(stateWith([]lockstate.Holder{b, c}), forecastT0.Add(605*s))
+	assert.Equal(t, []time.Duration{600 * s}, h.holds)
+	_, _, ok = h.estimate()
+	assert.False(t, ok, "one hold is not a forecast")
+
+	// b left with no new holder (a seat freed at schema >= 4): its end is
+	// only known to lie between the reads, so the earlier read's time is
+	// taken (b held at least 605 - 100 = 505 s).
+	h.observe(stateWith([]lockstate.Holder{c}), forecastT0.Add(620*s))
+	assert.Equal(t, []time.Duration{600 * s, 505 * s}, h.holds)
+
+	// c left, but the reads are too far apart to tell how long it held: not
+	// recorded.
+	h.observe(stateWith(nil), forecastT0.Add(1400*s))
+	assert.Len(t, h.holds, 2)
+
+	typical, earliest, ok := h.estimate()
+	require.True(t, ok)
+	assert.Equal(t, 600*s, typical, "the median of two is the larger")
+	assert.Equal(t, 505*s-190*s, earliest, "the shortest less twice its distance to the median")
+
+	// Alike holds still keep a quarter of a hold of margin, and only the
+	// last forecastHolds count.
+	h.holds = nil
+	for range 2 * forecastHolds {
+		h.holds = append(h.holds, 400*s)
+		if len(h.holds) > forecastHolds {
+			h.holds = h.holds[1:]
+		}
+	}
+	typical, earliest, _ = h.estimate()
+	assert.Equal(t, 400*s, typical)
+	assert.Equal(t, 300*s, earliest)
+}
+
+func TestPollDelayAroundAForecastRelease(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	base := 15 * s
+	fc := func(until, margin time.Duration) Schedule {
+		return Schedule{Base: base, Rank: 0, Seats: 2, Queued: 1, Forecast: true, UntilRelease: until, ReleaseMargin: margin}
+	}
+	cases := []struct {
+		name string
+		in   Schedule
+		want time.Duration
+	}{
+		{"asleep far from the release, at most base", fc(10*time.Minute, 2*time.Minute), base},
+		{"asleep until the earliest the release may come", fc(20*s, 10*s), 10 * s},
+		{"fast between the earliest and the forecast", fc(8*s, 10*s), 1500 * time.Millisecond},
+		{"no fast poll runs past the window", fc(1600*time.Millisecond, 10*s), 1100 * time.Millisecond},
+		{"the window polls every half second", fc(500*time.Millisecond, 10*s), 500 * time.Millisecond},
+		{"overdue, the window widens by a quarter of the time overdue", fc(-2*s, 10*s), 1 * s},
+		{"back to the fast interval", fc(-time.Minute, 10*s), 1500 * time.Millisecond},
+		{"a sooner cooldown still wins", Schedule{Base: base, Rank: 0, Seats: 2, Forecast: true, UntilRelease: time.Hour, UntilCooldown: 3 * s}, 3 * s},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.InDelta(t, float64(tc.want), float64(PollDelay(tc.in, 0)), float64(time.Millisecond))
+		})
+	}
+	// The window interval is never below the rank's share of the fast budget.
+	wide := Schedule{Base: base, Rank: 7, Seats: 4, Queued: 8, Forecast: true}
+	assert.GreaterOrEqual(t, PollDelay(wide, 0), time.Duration(8*harmonic(8)*60*float64(s)/FastBudgetPerMinute))
+	// Jitter never carries a sleeping waiter more than a third of the
+	// window interval past its target.
+	assert.LessOrEqual(t, PollDelay(fc(20*s, 10*s), 0.999), 10*s+WindowDelayCeil(base))
+}
+
+// WindowDelayCeil is the jitter bound of a forecast sleep at base.
+func WindowDelayCeil(base time.Duration) time.Duration {
+	return max(time.Second/2, base/WindowDivisor) / 3
+}
+
+// TestReleaseForecastOnlyForLongAlikeHoldsAwayFromSecondaryLimits: the
+// forecast is made for the fast ranks while every seat is held, from two
+// holds of at least MinForecastHold × poll-seconds, and not within
+// secondaryQuiet of a secondary-limit wait (a release it held back
+// stretched the holds seen).
+func TestReleaseForecastOnlyForLongAlikeHoldsAwayFromSecondaryLimits(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	now := forecastT0.Add(3 * m)
+	q := &acquirer{
+		d:   Deps{Clock: clock.NewFake(now), PollUnit: time.Second},
+		cfg: lockstate.Config{MaxHolders: 2},
+		s:   Settings{Poll: 15 * time.Second},
+	}
+	st := stateWith(holdersAt(0, m))
+	forecast := func(rank int) Schedule {
+		sch := Schedule{Base: q.s.Poll, Rank: rank, Seats: 2}
+		q.releaseForecast(st, &sch)
+		return sch
+	}
+	q.holds.holds = []time.Duration{10 * m}
+	assert.False(t, forecast(0).Forecast, "one hold")
+	q.holds.holds = []time.Duration{10 * m, 11 * m}
+	sch := forecast(0)
+	require.True(t, sch.Forecast)
+	assert.Equal(t, 8*m, sch.UntilRelease, "the median (11 min) from the oldest holder")
+	assert.Equal(t, 11*m-(10*m-10*m/4), sch.ReleaseMargin, "from the shortest less a quarter of it (more than twice its distance to the median)")
+	assert.True(t, forecast(3).Forecast, "every fast rank")
+	assert.False(t, forecast(4).Forecast, "not the tail")
+	assert.False(t, forecast(-1).Forecast, "not an unknown rank")
+
+	q.holds.holds = []time.Duration{50 * time.Second, 50 * time.Second}
+	assert.False(t, forecast(0).Forecast, "holds under a minute are polled through")
+
+	q.holds.holds = []time.Duration{10 * m, 10 * m}
+	q.secondaryWarned = now.Add(-5 * m)
+	assert.False(t, forecast(0).Forecast, "a secondary-limit wait 5 minutes ago")
+	q.secondaryWarned = now.Add(-11 * m)
+	assert.True(t, forecast(0).Forecast)
+
+	st = stateWith(holdersAt(0))
+	assert.False(t, forecast(0).Forecast, "a free seat is taken, not forecast")
+}
+
+// TestFarWaiterPaceErrsShort replays bench `burst` seed 20261402: a far
+// waiter joined at rank 16, read rank 13 nine minutes later and rank 12 five
+// minutes after that (an arrival was inserted ahead while one admission
+// passed). Paced by its last move alone it took holds for 9.5 minutes and
+// slept 37 minutes through the seat a release handed it; paced over its
+// whole wait with one move more than seen, the estimate is 5.5 minutes
+// (true: 4–6) and it wakes in time.
+func TestFarWaiterPaceErrsShort(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	fc := clock.NewFake(forecastT0)
+	q := &acquirer{
+		d:   Deps{Clock: fc, PollUnit: time.Second},
+		cfg: lockstate.Config{MaxHolders: 2},
+		s:   Settings{Poll: 15 * time.Second},
+	}
+	q.id.HolderID = "me"
+	queued := func(ahead int) *lockstate.State {
+		st := stateWith(holdersAt(-m, -2*m))
+		for i := range ahead {
+			st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i), QueuedAt: lockstate.FormatTime(forecastT0)})
+		}
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me", QueuedAt: lockstate.FormatTime(forecastT0)})
+		return st
+	}
+	q.observe(queued(16))
+	fc.Advance(9 * m)
+	q.observe(queued(13))
+	fc.Advance(4*m + 46*time.Second)
+	q.observe(queued(12))
+	assert.Equal(t, 4, q.rankMoves)
+	assert.InDelta(t, float64(5*m+30*time.Second), float64(q.observedHold), float64(time.Second))
+	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 12, Seats: 2, Queued: 13, HoldEstimate: q.holdEstimate(queued(12))}, 0)
+	assert.Less(t, d, 20*m, "it wakes before its turn (about 24 minutes away)")
+}
