@@ -120,6 +120,12 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		}
 	}
 	r.HandoffGap = dist(r.gaps)
+	for _, j := range jobs {
+		if !j.admitted.IsZero() && !j.admitted.Before(from) && !j.admitted.After(to) {
+			r.waits = append(r.waits, j.admitted.Sub(j.arrived))
+		}
+	}
+	r.JobWait = dist(r.waits)
 	r.mixedGaps()
 	idle, total := seatIdle(w, jobs, versions, rep.Admissions, from, to)
 	r.SeatIdleS, r.SeatTotalS = round2(idle.Seconds()), round2(total.Seconds())

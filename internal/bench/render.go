@@ -52,6 +52,12 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 		}
 		return fmt.Sprintf("%.2f", r.HandoffGap.MaxS)
 	})
+	row("job wait (arrival to admitted) median / p95 / max s", "", func(r *Result) string {
+		if r.JobWait.N == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f / %.1f / %.1f", r.JobWait.MedianS, r.JobWait.P95S, r.JobWait.MaxS)
+	})
 	mixed := func(label string, pick func(r *Result) *Dist) {
 		row(label, "", func(r *Result) string {
 			d := pick(r)

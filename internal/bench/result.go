@@ -174,6 +174,11 @@ type Result struct {
 	// job admitted to it noticed (its acquire returned): the handoff a user
 	// feels ("handoff noticed").
 	HandoffGap Dist `json:"handoff_noticed"`
+	// JobWait runs from a job's arrival to the moment its acquire returned
+	// admitted, for the jobs admitted in the window: what a handoff figure
+	// cannot show when seats are freed rather than handed (a join that
+	// landed after its turn, a seat left free to stay under a limit).
+	JobWait Dist `json:"job_wait"`
 	// SeatIdleShare is the seat time handed to a job that had not noticed
 	// it yet, over all seat time while someone waited (SeatTotalS).
 	SeatIdleShare float64 `json:"seat_idle_share"`
@@ -245,6 +250,7 @@ type Result struct {
 	HandoffOurs *Dist `json:"handoff_noticed_our_waiters,omitempty"`
 
 	gaps, gapsRef, gapsOurs []time.Duration
+	waits                   []time.Duration
 }
 
 // mixedGaps fills HandoffRef and HandoffOurs from the split gaps.
@@ -280,7 +286,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m := *rs[0]
 	m.ByCredential = map[string]Counts{}
 	m.Total, m.Admitted, m.gaps, m.Violations = Counts{}, 0, nil, []string{}
-	m.gapsRef, m.gapsOurs = nil, nil
+	m.gapsRef, m.gapsOurs, m.waits = nil, nil, nil
 	m.SecondaryWaitS = 0
 	sum := func(a *Counts, b Counts) {
 		a.Requests += b.Requests
@@ -303,6 +309,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 		m.gaps = append(m.gaps, r.gaps...)
 		m.gapsRef = append(m.gapsRef, r.gapsRef...)
 		m.gapsOurs = append(m.gapsOurs, r.gapsOurs...)
+		m.waits = append(m.waits, r.waits...)
 		m.Violations = append(m.Violations, r.Violations...)
 		m.SecondaryWaitS += r.SecondaryWaitS
 		m.PeakPerMin, m.PeakCharged, m.PeakInstallCharged = max(m.PeakPerMin, r.PeakPerMin), max(m.PeakCharged, r.PeakCharged), max(m.PeakInstallCharged, r.PeakInstallCharged)
@@ -340,6 +347,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 		m.SeatIdleShare = round4(m.SeatIdleS / m.SeatTotalS)
 	}
 	m.HandoffGap = dist(m.gaps)
+	m.JobWait = dist(m.waits)
 	m.mixedGaps()
 	m.Targets = targets(wl, &m)
 	return &m

@@ -167,9 +167,20 @@ func (q *acquirer) waitSecondary(ctx context.Context, err error) error {
 			q.s.Target.Lock, until.UTC().Format(time.RFC3339)))
 	}
 	// Every job the limit held back is released at the same instant: spread
-	// their next requests over secondaryJitter.
-	return q.sleep(ctx, max(until.Sub(q.now()), time.Second)+time.Duration(q.d.Jitter()*float64(secondaryJitter)))
+	// their next requests over secondaryJitter, and a join still to be
+	// written wider (pendingJoinSpread).
+	spread := secondaryJitter
+	if q.last != nil && lockstate.QueuePosition(q.last, q.id.HolderID) == 0 && lockstate.HolderIndex(q.last, q.id.HolderID) < 0 {
+		spread = max(spread, min(time.Duration(float64(pendingJoinSpread)/q.cfg.Share()), MaxJoinSpread))
+	}
+	return q.sleep(ctx, max(until.Sub(q.now()), time.Second)+time.Duration(q.d.Jitter()*float64(spread)))
 }
 
 // secondaryJitter spreads the requests that follow a secondary-limit wait.
 const secondaryJitter = 15 * time.Second
+
+// pendingJoinSpread spreads the joins still to be written after a
+// secondary-limit wait over a minute of the lock's share of the App's
+// limits (at most MaxJoinSpread), so the releases the wait held back land
+// first.
+const pendingJoinSpread = 2 * time.Minute
