@@ -45,9 +45,16 @@ func targets(wl Workload, r *Result) []Target {
 	}
 	// A median of fewer than minHandoffs gaps says nothing; such a
 	// workload still reports its gaps, but is not judged on them.
-	if r.HandoffGap.N >= minHandoffs && len(wl.ConfigSteps) == 0 {
-		le(TargetHandoffMedian, "handoff noticed median (s)", "≤ 2 s", r.HandoffGap.MedianS, 2)
-		le(TargetHandoffP95, "handoff noticed p95 (s)", "≤ 4 s", r.HandoffGap.P95S, 4)
+	// In a mixed fleet the reference client's waiters notice a handoff at
+	// their own 15-20 s poll, which no change here moves: the handoff
+	// targets judge our waiters (the pooled figures stay in the table).
+	gap := r.HandoffGap
+	if wl.Mixed && r.HandoffOurs != nil {
+		gap = *r.HandoffOurs
+	}
+	if gap.N >= minHandoffs && len(wl.ConfigSteps) == 0 {
+		le(TargetHandoffMedian, "handoff noticed median (s; our waiters in a mixed fleet)", "≤ 2 s", gap.MedianS, 2)
+		le(TargetHandoffP95, "handoff noticed p95 (s; our waiters in a mixed fleet)", "≤ 4 s", gap.P95S, 4)
 	}
 	if r.Waiter != nil {
 		le(TargetWaitWrites, "waiting job: content writes in its first hour", "0", float64(r.Waiter.Counts.WriteAttempts), 0)
