@@ -124,9 +124,17 @@ func (q *acquirer) observe(s *lockstate.State) {
 	if rank < q.rank {
 		q.rankMoves += q.rank - rank
 		q.observedHold = time.Duration(int64(now.Sub(q.rankAt)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rankMoves+1))
+		if q.rankMoves >= paceMoves {
+			// Measure the next pace afresh, so a queue that speeds up
+			// (shorter holds) is not paced by its slow start for long.
+			q.rankAt, q.rankMoves = now, 0
+		}
 	}
 	q.rank = rank
 }
+
+// paceMoves is how many rank moves one pace measurement spans at most.
+const paceMoves = 8
 
 // holdEstimate is how long a seat is held: the pace observe measured or,
 // before it measured one, the age of the oldest current holder (a lower

@@ -233,3 +233,33 @@ func TestFarWaiterPaceErrsShort(t *testing.T) {
 	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 12, Seats: 2, Queued: 13, HoldEstimate: q.holdEstimate(queued(12))}, 0)
 	assert.Less(t, d, 20*m, "it wakes before its turn (about 24 minutes away)")
 }
+
+// TestFarWaiterPaceFollowsAQueueThatSpeedsUp: one pace spans at most
+// paceMoves moves, so after a slow start (a move every 10 minutes) the
+// estimate follows the faster holds that came after it.
+func TestFarWaiterPaceFollowsAQueueThatSpeedsUp(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	fc := clock.NewFake(forecastT0)
+	q := &acquirer{d: Deps{Clock: fc, PollUnit: time.Second}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * time.Second}}
+	q.id.HolderID = "me"
+	queued := func(ahead int) *lockstate.State {
+		st := stateWith(holdersAt(-m, -2*m))
+		for i := range ahead {
+			st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i)})
+		}
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
+		return st
+	}
+	q.observe(queued(20))
+	for ahead := 19; ahead >= 12; ahead-- {
+		fc.Advance(10 * m)
+		q.observe(queued(ahead))
+	}
+	assert.InDelta(t, float64(80*m*2/9), float64(q.observedHold), float64(time.Second), "8 slow moves")
+	for ahead := 11; ahead >= 10; ahead-- {
+		fc.Advance(2 * m)
+		q.observe(queued(ahead))
+	}
+	assert.InDelta(t, float64(4*m*2/3), float64(q.observedHold), float64(time.Second), "the two fast moves since")
+}
