@@ -188,7 +188,6 @@ func (q *acquirer) waitSecondary(ctx context.Context, err error) error {
 const secondaryJitter = 15 * time.Second
 
 // pendingJoinSpread spreads the joins still to be written after a
-// secondary-limit wait over a minute of the lock's share of the App's
-// limits (at most MaxJoinSpread), so the releases the wait held back land
-// first.
+// secondary-limit wait over two minutes, over the lock's apiShare (at most
+// MaxJoinSpread), so the releases the wait held back land first.
 const pendingJoinSpread = 2 * time.Minute

@@ -13,9 +13,10 @@ import (
 // minute through a 10-minute Unity build, and still about a second of seat
 // time lost per handoff. Holds of one lock are alike, so a waiter that saw
 // holds end learns how long they last, forecasts when the holders ahead of
-// it release, sleeps until just before that (at most poll-seconds, so a hold
-// that ends early is noticed no later than the reference notices any
-// release) and polls at the window interval around it. The forecast only
+// it release and the earliest that may come, sleeps until that earliest
+// time (at most poll-seconds at a time, so a hold that ends earlier still is
+// noticed no later than the reference notices any release), polls at the
+// fast interval from there and at the window interval around the forecast. The forecast only
 // paces polling: safety never depends on it, and a wrong one costs reads
 // (early) or notice (late, bounded by poll-seconds).
 const (

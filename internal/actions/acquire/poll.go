@@ -80,8 +80,9 @@ type Schedule struct {
 	// Forecast reports that UntilRelease is set: the time until the release
 	// that can hand a fast rank its seat, forecast from the holds this
 	// waiter saw end (forecast.go); negative when that time has passed.
-	// ReleaseMargin is how much earlier the release may come (the spread
-	// of the holds seen, at least a tenth of a hold).
+	// ReleaseMargin is how much earlier the release may come (from the
+	// shortest hold seen, less twice its distance to the median and at
+	// least a quarter of it: holdLog.estimate).
 	Forecast      bool
 	UntilRelease  time.Duration
 	ReleaseMargin time.Duration
