@@ -6,7 +6,6 @@ package bench
 import (
 	"fmt"
 	"maps"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -75,13 +74,6 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		}
 		inWindow = append(inWindow, rec)
 		r.Total.add(rec)
-	}
-	if os.Getenv("DBG_PUTS") != "" {
-		for _, rec := range inWindow {
-			if rec.Method == "PUT" {
-				fmt.Fprintf(os.Stderr, "DBGPUT %.1f %d %s\n", rec.Time.Sub(from).Seconds(), rec.Status, rec.Secondary)
-			}
-		}
 	}
 	for _, rec := range inWindow {
 		k := credKind(rec.Credential, writerInst, readerInst)
