@@ -146,11 +146,11 @@ func TestPollDelayAroundAForecastRelease(t *testing.T) {
 	assert.GreaterOrEqual(t, PollDelay(wide, 0), time.Duration(8*harmonic(8)*60*float64(s)/FastBudgetPerMinute))
 	// Jitter never carries a sleeping waiter more than a third of the
 	// window interval past its target.
-	assert.LessOrEqual(t, PollDelay(fc(20*s, 10*s), 0.999), 10*s+WindowDelayCeil(base))
+	assert.LessOrEqual(t, PollDelay(fc(20*s, 10*s), 0.999), 10*s+windowJitterCeil(base))
 }
 
-// WindowDelayCeil is the jitter bound of a forecast sleep at base.
-func WindowDelayCeil(base time.Duration) time.Duration {
+// windowJitterCeil is the jitter bound of a forecast sleep at base.
+func windowJitterCeil(base time.Duration) time.Duration {
 	return max(time.Second/2, base/WindowDivisor) / 3
 }
 
