@@ -167,12 +167,12 @@ func (q *acquirer) releaseForecast(s *lockstate.State, sch *Schedule) {
 		return
 	}
 	now := q.now()
-	typical, earliest, ok := q.holds.estimate()
-	if !ok || earliest < MinForecastHold*q.s.Poll || now.Sub(q.secondaryWarned) < secondaryQuiet {
+	typical, shortest, ok := q.holds.estimate()
+	if !ok || shortest < MinForecastHold*q.s.Poll || now.Sub(q.secondaryWarned) < secondaryQuiet {
 		return
 	}
 	at, ok1 := forecastRelease(s.Holders, typical, sch.Rank, now)
-	early, ok2 := forecastRelease(s.Holders, earliest, sch.Rank, now)
+	early, ok2 := forecastRelease(s.Holders, shortest, sch.Rank, now)
 	if ok1 && ok2 {
 		sch.Forecast, sch.UntilRelease, sch.ReleaseMargin = true, at.Sub(now), at.Sub(early)
 	}

@@ -143,9 +143,10 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			budget = time.Duration(float64(r+1) * harmonic(n) * 60 * float64(unit) / (FastBudgetPerMinute * share))
 			d = max(d, budget)
 		}
-		if s.Forecast {
+		switch {
+		case s.Forecast:
 			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
-		} else if s.Rank >= seats {
+		case s.Rank >= seats:
 			// Rank r needs r + 1 releases before a seat can be handed to
 			// it, and only Seats holders are there to release now: the
 			// others must first be admitted and then release, which takes
@@ -154,8 +155,8 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// defaults, at most Base), so it is still polling fast when a
 			// rank ahead of it is handed a seat.
 			d = max(d, min(base, max(unit, base/FastDivisor)*time.Duration(s.Rank-seats+2)))
-		}
-		if !s.Forecast {
+			spread = d / 3
+		default:
 			spread = d / 3
 		}
 	} else {
