@@ -15,13 +15,13 @@ var Registry = map[string]Action{
 	"acquire-build-lock": {
 		Binary:  "acquire",
 		Node:    false,
-		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds", "seat-labels", "priority", "machine-slots"},
+		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds", "seat-labels", "priority", "machine-slots", "job-check-run-id"},
 		Outputs: []string{"acquired", "lock-name", "holder-id", "state-sha", "wait-ms", "attempts", "stale-recovered", "quarantine-recovered", "admission-result", "incident-id", "resource-health", "resource-reason", "fencing-token", "seat", "seat-labels", "seat-secret-suffix", "machine-slot", "machine-wait-seconds", "lock-wait-seconds"},
 	},
 	"acquire-build-lock-with-cleanup": {
 		Binary:  "acquire",
 		Node:    true,
-		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds", "seat-labels", "priority", "machine-slots"},
+		Inputs:  []string{"lock-name", "holder-id-suffix", "runner-id", "github-token", "pull-request-number", "expected-head-sha", "lock-repository", "state-branch", "timeout-minutes", "lease-minutes", "poll-seconds", "require-resource-lifecycle", "minimum-release-cooldown-seconds", "seat-labels", "priority", "machine-slots", "job-check-run-id"},
 		Outputs: []string{"acquired", "lock-name", "holder-id", "state-sha", "wait-ms", "attempts", "stale-recovered", "quarantine-recovered", "admission-result", "incident-id", "resource-health", "resource-reason", "fencing-token", "seat", "seat-labels", "seat-secret-suffix", "machine-slot", "machine-wait-seconds", "lock-wait-seconds"},
 	},
 	"release-build-lock": {

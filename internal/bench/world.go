@@ -378,10 +378,13 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		lockaction.EnvAppID:         strconv.Itoa(simWriterApp),
 		lockaction.EnvAppPrivateKey: w.writerPEM,
 		"INPUT_LOCK_NAME":           j.lockName(),
-		"INPUT_RUNNER_ID":           j.runner,
-		"INPUT_GITHUB_TOKEN":        w.tokens[j.repo],
-		"INPUT_POLL_SECONDS":        strconv.Itoa(PollSeconds),
-		"INPUT_TIMEOUT_MINUTES":     "360",
+		// The runner fills job-check-run-id in from its default,
+		// ${{ job.check_run_id }}, as on github.com.
+		"INPUT_JOB_CHECK_RUN_ID": strconv.FormatInt(j.jobID, 10),
+		"INPUT_RUNNER_ID":        j.runner,
+		"INPUT_GITHUB_TOKEN":     w.tokens[j.repo],
+		"INPUT_POLL_SECONDS":     strconv.Itoa(PollSeconds),
+		"INPUT_TIMEOUT_MINUTES":  "360",
 	}
 	if j.labels != "" {
 		env["INPUT_SEAT_LABELS"] = j.labels

@@ -70,6 +70,9 @@ func (w *world) runJob(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
+	// The runner fills job-check-run-id in from its default,
+	// ${{ job.check_run_id }}, as on github.com.
+	env["INPUT_JOB_CHECK_RUN_ID"] = strconv.FormatInt(jobID, 10)
 	j.holderID = fmt.Sprintf("%s/%s:%d:build:default", owner, j.repo, runID)
 	deps := actionkit.Deps{
 		Getenv:    func(k string) string { return env[k] },

@@ -68,6 +68,12 @@ func (s *sim) baseEnv(j *job) map[string]string {
 	if j.noToken {
 		delete(env, "INPUT_GITHUB-TOKEN")
 	}
+	if j.jobID > 0 && j.idx%2 == 1 {
+		// Every second job runs as on github.com, where the runner fills
+		// job-check-run-id in from ${{ job.check_run_id }}; the others as
+		// on GitHub Enterprise Server or nektos/act (the job is looked up).
+		env["INPUT_JOB-CHECK-RUN-ID"] = strconv.FormatInt(j.jobID, 10)
+	}
 	if j.runnerInput != "" {
 		env["INPUT_RUNNER-ID"] = j.runnerInput
 	}

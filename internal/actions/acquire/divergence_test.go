@@ -184,3 +184,38 @@ func TestStalledAttemptIsAbandonedAfterTenSeconds(t *testing.T) {
 		assert.Less(t, elapsed, ghclient.AttemptTimeout+2*time.Second, "one abandoned attempt and one backoff")
 	})
 }
+
+// TestJobIDComesFromTheJobContextWithoutALookup (divergences I11): given the
+// job's id in job-check-run-id (the runner evaluates the input's default,
+// ${{ job.check_run_id }}: an Actions job and its check run share one id),
+// acquire records it without listing the run attempt's jobs; left empty (GHES
+// without the property, nektos/act), it lists them as before.
+func TestJobIDComesFromTheJobContextWithoutALookup(t *testing.T) {
+	for name, fromContext := range map[string]bool{"from the job context": true, "looked up": false} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1").Input("github-token", actiontest.ConsumerToken)
+				if fromContext {
+					j.Input("job-check-run-id", strconv.FormatInt(j.JobID, 10))
+				}
+				w.Em.ResetMetrics()
+				require.NoError(t, run(context.Background(), j))
+				s := w.State()
+				require.Len(t, s.Holders, 1)
+				assert.Equal(t, strconv.FormatInt(j.JobID, 10), s.Holders[0].JobID)
+				lookups := 0
+				for route, c := range w.Em.Metrics().Routes {
+					if strings.HasSuffix(route, "/jobs") {
+						lookups += int(c.Requests)
+					}
+				}
+				if fromContext {
+					assert.Zero(t, lookups, "no job listing")
+				} else {
+					assert.Equal(t, 1, lookups)
+				}
+			})
+		})
+	}
+}

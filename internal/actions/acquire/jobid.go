@@ -19,7 +19,10 @@ var canonicalRE = regexp.MustCompile(`^[1-9][0-9]*$`)
 // activeJobStatuses are the statuses of a job that is still running.
 var activeJobStatuses = map[string]bool{"queued": true, "in_progress": true, "requested": true, "waiting": true, "pending": true}
 
-// resolveJobID finds this job's exact numeric id (spec §2.5): with the
+// resolveJobID finds this job's exact numeric id (spec §2.5). On github.com
+// the runner has already given it: the job-check-run-id input defaults to
+// ${{ job.check_run_id }}, and an Actions job and its check run share one
+// id, so no request is made (divergences I11). Otherwise, with the
 // consumer's github-token it lists the jobs of this run attempt and keeps
 // the one active job on this runner. The runner is the one this process
 // really runs on (RUNNER_NAME), falling back to the runner-id input outside
@@ -29,6 +32,12 @@ var activeJobStatuses = map[string]bool{"queued": true, "in_progress": true, "re
 // job id; only cancellation is an error. Without the id the reaper can prove
 // a crashed holder stale only from its whole run's status or its lease.
 func (q *acquirer) resolveJobID(ctx context.Context) (string, error) {
+	if id := q.s.JobCheckRunID; id != "" {
+		// The reaper proves it again (the job of that id in this run
+		// attempt, on this runner) before it counts as evidence, so a
+		// wrong value given to the input proves nothing.
+		return id, nil
+	}
 	token, runner := q.s.PR.Request.Token, q.id.RunnerName
 	if runner == "" {
 		runner = q.id.RunnerID

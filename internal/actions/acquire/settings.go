@@ -2,6 +2,8 @@ package acquire
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +31,19 @@ const (
 	// InputPriority is the priority class, 0 (default) to
 	// lockstate.MaxPriority; the lock config says who may use which.
 	InputPriority = "priority"
+	// InputJobCheckRunID is the job's check run id, which GitHub also uses
+	// as its job id (the actions/jobs API answers for it). Its default in
+	// action.yml is ${{ job.check_run_id }}, so on github.com the runner
+	// fills it in; empty (GitHub Enterprise Server without the property, or
+	// nektos/act) means acquire looks the job id up in the run attempt's
+	// job list instead (jobid.go).
+	InputJobCheckRunID = "job-check-run-id"
 )
+
+// jobIDRE is a canonical job id: digits without a leading zero, at most
+// 19 (every such value below 10^19 that parses as an int64 is accepted;
+// the API's ids are int64).
+var jobIDRE = regexp.MustCompile(`^(?:[1-9][0-9]{0,18})?$`)
 
 // Defaults of the inputs and environment knobs (spec §1.2, §3.6, Appendix A).
 const (
@@ -117,6 +131,9 @@ type Settings struct {
 	SeatLabels []string
 	Priority   int
 	Caller     lockstate.PriorityCaller
+	// JobCheckRunID is the job-check-run-id input: this job's own id, as
+	// the runner evaluated ${{ job.check_run_id }}, or "" (look it up).
+	JobCheckRunID string
 	// Machine is machine-slots and BUILD_LOCK_MACHINE_DIR (machineslot.go).
 	Machine machineslot.Settings
 	// AuthGrace and ConfigTTL are the BUILD_LOCK_AUTH_GRACE_MS and
@@ -191,6 +208,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		p.Add(&actionio.InputError{Input: InputSeatLabels, Code: actionio.CodePatternMismatch, Message: err.Error()})
 	}
 	s.Priority, err = in.NonNegativeIntMax(InputPriority, DefaultPriority, lockstate.MaxPriority)
+	p.Add(err)
+	s.JobCheckRunID, err = in.Pattern(InputJobCheckRunID, "", jobIDRE)
+	if err == nil {
+		if _, perr := strconv.ParseInt(s.JobCheckRunID, 10, 64); s.JobCheckRunID != "" && perr != nil {
+			err = &actionio.InputError{Input: InputJobCheckRunID, Code: actionio.CodePatternMismatch, Message: "must be a job id (a positive 64-bit integer)"}
+		}
+	}
 	p.Add(err)
 	s.Machine = machineslot.Parse(getenv, in, &p)
 	s.Caller = lockstate.PriorityCaller{Repository: s.Run.Repository, PullRequest: pullRequestEvent(s.Run.EventName)}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,4 +83,56 @@ func TestBadInputsAreAllReportedBeforeAnyRequest(t *testing.T) {
 	assert.Empty(t, outputs["holder-id"])
 	assert.Contains(t, out.String(), "::add-mask::ghs_secret")
 	assert.Contains(t, out.String(), "Ignoring invalid BUILD_LOCK_AUTH_GRACE_MS")
+}
+
+// TestJobCheckRunIDInput: the job-check-run-id input (default
+// ${{ job.check_run_id }} in action.yml) is a job id or empty; anything else
+// is refused before any request, naming the input and never echoing the
+// value.
+func TestJobCheckRunIDInput(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"GITHUB_ACTION_REPOSITORY":   "acme/build-lock",
+		"GITHUB_REPOSITORY":          "acme/game",
+		"GITHUB_REPOSITORY_ID":       "42",
+		"GITHUB_REPOSITORY_OWNER_ID": "7",
+		"GITHUB_RUN_ID":              "100",
+		"GITHUB_RUN_ATTEMPT":         "1",
+		"GITHUB_JOB":                 "build",
+		"RUNNER_NAME":                "runner-1",
+		"INPUT_LOCK_NAME":            "unity",
+		lockaction.EnvAppID:          "12",
+		lockaction.EnvAppPrivateKey:  "key",
+	}
+	load := func(v string) (acquire.Settings, error) {
+		env := map[string]string{"INPUT_JOB_CHECK_RUN_ID": v}
+		for k, x := range base {
+			env[k] = x
+		}
+		return acquire.LoadSettings(func(k string) string { return env[k] })
+	}
+	for _, ok := range []struct{ in, want string }{{"", ""}, {"51725241954", "51725241954"}, {" 7 ", "7"}, {"9223372036854775807", "9223372036854775807"}} {
+		s, err := load(ok.in)
+		var se *lockaction.SettingsError
+		if errors.As(err, &se) {
+			for _, p := range se.Problems {
+				assert.NotContains(t, p.Error(), acquire.InputJobCheckRunID, "%q", ok.in)
+			}
+		}
+		assert.Equal(t, ok.want, s.JobCheckRunID, "%q", ok.in)
+	}
+	for _, bad := range []string{"0", "0123", "-5", "12a", "1.5", "9223372036854775808", "99999999999999999999"} {
+		_, err := load(bad)
+		require.Error(t, err, "%q", bad)
+		var se *lockaction.SettingsError
+		require.ErrorAs(t, err, &se)
+		codes := map[string]string{}
+		for _, p := range se.Problems {
+			if strings.Contains(p.Error(), acquire.InputJobCheckRunID) {
+				codes[acquire.InputJobCheckRunID] = lockaction.ReasonCode(p)
+				assert.NotContains(t, p.Error(), strconv.Quote(bad), "the value is not echoed")
+			}
+		}
+		assert.Equal(t, "input-pattern-mismatch", codes[acquire.InputJobCheckRunID], "%q", bad)
+	}
 }
