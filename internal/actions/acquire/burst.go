@@ -99,38 +99,63 @@ func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
 	return time.Duration(int64(turns) * int64(q.holdEstimate(s)) / int64(max(q.cfg.MaxHolders, 1)))
 }
 
-// observe paces the hold estimate by what this waiter saw: its admissible
-// rank fell by `moves` ranks in all since the first state that ranked it
-// (read or written), so the seats turned over about that often in that
-// time: one hold per seat every Seats × elapsed / (moves + 1), one move more
-// than seen so a pace measured from few moves errs short (a far waiter then
-// wakes early, never late). The pace is averaged over the whole wait, not
-// the last move alone: a far waiter polls minutes apart, and one poll gap
-// in which an earlier arrival was inserted ahead (a rise, not counted)
-// while one admission passed read as half the pace it was (a rank-12
-// waiter then slept 37 minutes through a seat handed to it; bench `burst`,
-// seed 20261402). Holders' own timestamps cannot tell how many holds passed
-// between two polls far apart.
+// observe paces the hold estimate by what this waiter saw: `moves` of the
+// entries it saw queued ahead of it (in any state it read or wrote since
+// the first that queued it) have left the queue since, so the seats turned
+// over about that often in that time: one hold per seat every Seats ×
+// elapsed / (moves + 1), one move more than seen so a pace measured from
+// few moves errs short (a far waiter then wakes early, never late).
+//
+// Departures are counted, not the fall of its rank: in a burst, earlier
+// arrivals that join late are inserted ahead of it (arrival insertion), so
+// its rank may rise while seats turn over. Counting rank moves, a rank-10
+// waiter that saw its rank go 10 → 12 → 11 over 9 minutes of about
+// 4.7-minute holds on 2 seats took the holds to be 9.3 minutes long, slept
+// 26 minutes and noticed a seat handed to it 49 s late (bench `burst`,
+// seed 20261500). The pace is averaged over the whole wait, not the last
+// move alone: one poll gap minutes long in which one admission passed
+// would read as half the pace it was (a rank-12 waiter then slept 37
+// minutes through a seat handed to it; seed 20261402). Holders' own
+// timestamps cannot tell how many holds passed between two polls far
+// apart.
 func (q *acquirer) observe(s *lockstate.State) {
 	now := q.now()
-	rank := admissibleRank(s, q.cfg, q.id.HolderID)
-	if rank < 0 {
+	pos := lockstate.QueuePosition(s, q.id.HolderID)
+	if pos <= 0 || pos > len(s.Queue) {
 		return
 	}
+	ahead := s.Queue[:pos-1]
 	if q.rankAt.IsZero() {
-		q.rank, q.rankAt = rank, now
+		q.rankAt, q.ahead = now, make(map[string]bool, len(ahead))
+		for _, e := range ahead {
+			q.ahead[e.HolderID] = true
+		}
 		return
 	}
-	if rank < q.rank {
-		q.rankMoves += q.rank - rank
-		q.observedHold = time.Duration(int64(now.Sub(q.rankAt)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rankMoves+1))
-		if q.rankMoves >= paceMoves {
-			// Measure the next pace afresh, so a queue that speeds up
-			// (shorter holds) is not paced by its slow start for long.
-			q.rankAt, q.rankMoves = now, 0
+	present := make(map[string]bool, len(ahead))
+	for _, e := range ahead {
+		present[e.HolderID] = true
+	}
+	gone := 0
+	for id := range q.ahead {
+		if !present[id] {
+			gone++
+			delete(q.ahead, id)
 		}
 	}
-	q.rank = rank
+	for id := range present {
+		q.ahead[id] = true
+	}
+	if gone == 0 {
+		return
+	}
+	q.rankMoves += gone
+	q.observedHold = time.Duration(int64(now.Sub(q.rankAt)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rankMoves+1))
+	if q.rankMoves >= paceMoves {
+		// Measure the next pace afresh, so a queue that speeds up
+		// (shorter holds) is not paced by its slow start for long.
+		q.rankAt, q.rankMoves = now, 0
+	}
 }
 
 // paceMoves is how many rank moves one pace measurement spans at most.

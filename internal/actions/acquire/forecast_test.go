@@ -263,3 +263,49 @@ func TestFarWaiterPaceFollowsAQueueThatSpeedsUp(t *testing.T) {
 	}
 	assert.InDelta(t, float64(4*m*2/3), float64(q.observedHold), float64(time.Second), "the two fast moves since")
 }
+
+// TestFarWaiterPaceCountsDeparturesNotRankMoves replays bench `burst` seed
+// 20261500: a waiter first queued at rank 10 reads again 90 s later, when
+// four of those ten have been admitted but six earlier arrivals that joined
+// late were inserted ahead of it (rank 12), and again 9 minutes 18 s after
+// its first read, when two more have left (one of them a late joiner) and
+// one more late arrival was inserted (rank 11). Its rank fell by one in
+// all; six entries ahead of it left. The pace comes from the six
+// departures (2 seats, one move more than seen: 7 turns in 9m18s), so it
+// wakes before its turn instead of sleeping 26 minutes through it.
+func TestFarWaiterPaceCountsDeparturesNotRankMoves(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	fc := clock.NewFake(forecastT0)
+	q := &acquirer{d: Deps{Clock: fc, PollUnit: time.Second}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * time.Second}}
+	q.id.HolderID = "me"
+	queued := func(ahead ...string) *lockstate.State {
+		st := stateWith(holdersAt(-m, -2*m))
+		for _, id := range ahead {
+			st.Queue = append(st.Queue, lockstate.Entry{HolderID: id})
+		}
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
+		return st
+	}
+	ids := func(prefix string, from, to int) []string {
+		var out []string
+		for i := from; i < to; i++ {
+			out = append(out, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return out
+	}
+	q.observe(queued(ids("a", 0, 10)...))
+	fc.Advance(90 * time.Second)
+	st := queued(append(ids("late", 0, 6), ids("a", 4, 10)...)...)
+	require.Equal(t, 12, admissibleRank(st, q.cfg, "me"), "the rank rose")
+	q.observe(st)
+	fc.Advance(9*m + 18*time.Second - 90*time.Second)
+	st = queued(append(ids("late", 1, 7), ids("a", 5, 10)...)...)
+	require.Equal(t, 11, admissibleRank(st, q.cfg, "me"))
+	q.observe(st)
+	assert.Equal(t, 6, q.rankMoves, "a0-a5 and late0 left")
+	assert.InDelta(t, float64((9*m+18*time.Second)*2/7), float64(q.observedHold), float64(time.Second))
+	turn := time.Duration(11+1-FastRanks(2)) * q.observedHold / 2
+	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 11, Seats: 2, Queued: len(st.Queue), HoldEstimate: q.holdEstimate(st)}, 1)
+	assert.Less(t, d, turn, "it wakes before it reaches the fast ranks")
+}

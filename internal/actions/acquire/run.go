@@ -156,10 +156,11 @@ type acquirer struct {
 	joinSpread bool
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
-	// rank is the admissible rank last seen, rankAt when a rank was first
-	// seen and rankMoves how many ranks it fell since; observedHold is the
-	// hold time they imply (observe).
-	rank         int
+	// ahead are the queue entries seen ahead of this waiter that have not
+	// left yet, rankAt when the pace measurement began and rankMoves how
+	// many of them left since; observedHold is the hold time they imply
+	// (observe).
+	ahead        map[string]bool
 	rankAt       time.Time
 	rankMoves    int
 	observedHold time.Duration
