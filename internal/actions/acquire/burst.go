@@ -125,8 +125,8 @@ func (q *acquirer) observe(s *lockstate.State) {
 		return
 	}
 	ahead := s.Queue[:pos-1]
-	if q.rankAt.IsZero() {
-		q.rankAt, q.ahead = now, make(map[string]bool, len(ahead))
+	if q.paceSince.IsZero() {
+		q.paceSince, q.ahead = now, make(map[string]bool, len(ahead))
 		for _, e := range ahead {
 			q.ahead[e.HolderID] = true
 		}
@@ -149,16 +149,16 @@ func (q *acquirer) observe(s *lockstate.State) {
 	if gone == 0 {
 		return
 	}
-	q.rankMoves += gone
-	q.observedHold = time.Duration(int64(now.Sub(q.rankAt)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.rankMoves+1))
-	if q.rankMoves >= paceMoves {
+	q.departed += gone
+	q.observedHold = time.Duration(int64(now.Sub(q.paceSince)) * int64(max(q.cfg.MaxHolders, 1)) / int64(q.departed+1))
+	if q.departed >= paceMoves {
 		// Measure the next pace afresh, so a queue that speeds up
 		// (shorter holds) is not paced by its slow start for long.
-		q.rankAt, q.rankMoves = now, 0
+		q.paceSince, q.departed = now, 0
 	}
 }
 
-// paceMoves is how many rank moves one pace measurement spans at most.
+// paceMoves is how many departures one pace measurement spans at most.
 const paceMoves = 8
 
 // holdEstimate is how long a seat is held: the pace observe measured or,

@@ -228,7 +228,7 @@ func TestFarWaiterPaceErrsShort(t *testing.T) {
 	q.observe(queued(13))
 	fc.Advance(4*m + 46*time.Second)
 	q.observe(queued(12))
-	assert.Equal(t, 4, q.rankMoves)
+	assert.Equal(t, 4, q.departed)
 	assert.InDelta(t, float64(5*m+30*time.Second), float64(q.observedHold), float64(time.Second))
 	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 12, Seats: 2, Queued: 13, HoldEstimate: q.holdEstimate(queued(12))}, 0)
 	assert.Less(t, d, 20*m, "it wakes before its turn (about 24 minutes away)")
@@ -303,7 +303,7 @@ func TestFarWaiterPaceCountsDeparturesNotRankMoves(t *testing.T) {
 	st = queued(append(ids("late", 1, 7), ids("a", 5, 10)...)...)
 	require.Equal(t, 11, admissibleRank(st, q.cfg, "me"))
 	q.observe(st)
-	assert.Equal(t, 6, q.rankMoves, "a0-a5 and late0 left")
+	assert.Equal(t, 6, q.departed, "a0-a4 and late0 left")
 	assert.InDelta(t, float64((9*m+18*time.Second)*2/7), float64(q.observedHold), float64(time.Second))
 	turn := time.Duration(11+1-FastRanks(2)) * q.observedHold / 2
 	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 11, Seats: 2, Queued: len(st.Queue), HoldEstimate: q.holdEstimate(st)}, 1)

@@ -157,12 +157,12 @@ type acquirer struct {
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
 	// ahead are the queue entries seen ahead of this waiter that have not
-	// left yet, rankAt when the pace measurement began and rankMoves how
-	// many of them left since; observedHold is the hold time they imply
-	// (observe).
+	// left yet, paceSince when the pace measurement began and departed how
+	// many entries seen ahead left since; observedHold is the hold time
+	// they imply (observe).
 	ahead        map[string]bool
-	rankAt       time.Time
-	rankMoves    int
+	paceSince    time.Time
+	departed     int
 	observedHold time.Duration
 	// holds are the holds this waiter saw end, for the release forecast
 	// (forecast.go).

@@ -40,9 +40,9 @@ const (
 	InputJobCheckRunID = "job-check-run-id"
 )
 
-// jobIDRE is a canonical job id: digits without a leading zero, at most
-// 19 (every such value below 10^19 that parses as an int64 is accepted;
-// the API's ids are int64).
+// jobIDRE is the form of a job id: a positive decimal without a leading
+// zero, at most 19 digits (LoadSettings also requires it to fit an int64,
+// as the API's ids do), or empty.
 var jobIDRE = regexp.MustCompile(`^(?:[1-9][0-9]{0,18})?$`)
 
 // Defaults of the inputs and environment knobs (spec §1.2, §3.6, Appendix A).
