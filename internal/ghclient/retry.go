@@ -338,6 +338,15 @@ func (c *Client) HeldUntil() time.Time {
 	return later(later(c.gateUntil, c.primaryUntil[0]), c.secondaryUntil)
 }
 
+// SecondaryHeldUntil reports the end of the latest secondary-limit wait
+// the client was told of (zero when none was): a caller whose deadline a
+// secondary limit ate can tell that time from its own failures.
+func (c *Client) SecondaryHeldUntil() time.Time {
+	c.gateMu.Lock()
+	defer c.gateMu.Unlock()
+	return c.secondaryUntil
+}
+
 // HoldUntil makes every later attempt on the client wait until t, as if an
 // answer had advertised Retry-After until then: a server-directed wait
 // that another HTTP path with the same token received. Attempt-bounded

@@ -40,6 +40,12 @@ const (
 	cleanupConflictDelay  = time.Second
 	// attemptBoundedWindow bounds a release run with deadline 0.
 	attemptBoundedWindow = 5 * time.Minute
+	// SecondaryOverrun is how far past release-retry-deadline-seconds a
+	// release waits out a secondary rate limit that GitHub says ends then
+	// (divergences R12): giving up leaves the seat recorded as held until
+	// the reaper quarantines it, which is worse for everyone waiting than
+	// a release a minute late.
+	SecondaryOverrun = 10 * time.Minute
 )
 
 // Run is the release-build-lock action. It writes every output whenever
@@ -63,7 +69,7 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	window := attemptBoundedWindow
 	if s.DeadlineSecs > 0 {
-		window = time.Duration(s.DeadlineSecs)*time.Second + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
+		window = time.Duration(s.DeadlineSecs)*time.Second + SecondaryOverrun + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
 	}
 	wctx, cancel := actionkit.CleanupContext(ctx, d.Signals, window)
 	defer cancel()
@@ -87,23 +93,36 @@ type releaser struct {
 // long past the deadline.
 const SettleWindow = 30 * time.Second
 
+// settled is what settle found at the branch head.
+type settled int
+
+const (
+	// settleUnknown: the head could not be read.
+	settleUnknown settled = iota
+	// settleNotLanded: an entry of the holder id is still there.
+	settleNotLanded
+	// settleLanded: no entry is left, so the release landed.
+	settleLanded
+)
+
 // settle reads the state at the branch head after a cleanup write whose
 // outcome is unknown (cause) and decides it: when no entry of the holder id
-// is left, the release landed and is reported from that state (ok). An
-// entry still there, or a failed read, leaves the failure as it was.
-func (r *releaser) settle(ctx context.Context, st *store.Store, cause error) (store.Result, lockstate.CleanupDecision, bool) {
+// is left, the release landed and is reported from that state
+// (settleLanded). An entry still there (settleNotLanded), or a failed read
+// (settleUnknown), leaves the failure as it was.
+func (r *releaser) settle(ctx context.Context, st *store.Store, cause error) (store.Result, lockstate.CleanupDecision, settled) {
 	snap, commit, err := st.LoadFresh(ctx)
 	if err != nil {
 		r.a.Warning(fmt.Sprintf("The release write's answer was lost and reading %s at the branch head to decide it failed: %v", r.s.Target.Lock, err))
-		return store.Result{}, lockstate.CleanupDecision{}, false
+		return store.Result{}, lockstate.CleanupDecision{}, settleUnknown
 	}
 	if lockstate.HolderIndex(snap.State, r.s.HolderID) >= 0 || lockstate.QueuePosition(snap.State, r.s.HolderID) > 0 {
-		return store.Result{}, lockstate.CleanupDecision{}, false
+		return store.Result{}, lockstate.CleanupDecision{}, settleNotLanded
 	}
 	r.a.Warning(fmt.Sprintf("Every answer to the release write of %s was lost (%v); the state at the branch head, commit %s, shows no entry of %s, so the release landed.",
 		r.s.Target.Lock, cause, shortSHA(commit), r.s.HolderID))
 	dec := reconcile(lockstate.CleanupDecision{}, r.attempted, snap.State)
-	return store.Result{Snapshot: snap, Ambiguous: true}, dec, true
+	return store.Result{Snapshot: snap, Ambiguous: true}, dec, settleLanded
 }
 
 // CleanupRounds is the compare-and-swap round budget of the cleanup write:
@@ -172,6 +191,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return err
 	}
 	res, dec, err := r.cleanup(ctx, st, cfg)
+	res, dec, err = r.outlastSecondary(ctx, client, mk, ph, cfg, res, dec, err)
 	if err != nil && (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
 		// A write may have landed although no answer said so (every answer
 		// lost until the deadline): one read at the branch head decides,
@@ -179,7 +199,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		// happened.
 		settleStore, serr := mk(r.d.Clock.Now().Add(SettleWindow), 1)
 		if serr == nil {
-			if sres, sdec, ok := r.settle(ctx, settleStore, err); ok {
+			if sres, sdec, how := r.settle(ctx, settleStore, err); how == settleLanded {
 				res, dec, err = sres, sdec, nil
 			}
 		}
@@ -389,6 +409,73 @@ func (r *releaser) unreachable(cause error) error {
 	}
 	return fmt.Errorf("could not confirm the release of %s for %s: %v. External cleanup was confirmed, so the licensed resource was returned and only its record is in doubt (cleanup-result=%s). If the removal did not land, the scheduled reaper quarantines the stale holder entry, which keeps consuming capacity until a same-runner acquire reclaims it or an operator runs the recovery runbook",
 		r.s.Target.Lock, r.s.HolderID, cause, lockstate.ResultLockReleaseUnreachable)
+}
+
+// outlastSecondary runs the cleanup again when it failed at its deadline
+// (or on a secondary limit) after GitHub's secondary rate limit held this
+// release back: the time GitHub told it to wait does not count against
+// release-retry-deadline-seconds (divergences R12). Each secondary-limit
+// wait it was held by earns one more cleanup phase of the phase's own
+// length after the wait ends, and nothing runs past SecondaryOverrun after
+// the deadline. When the failed run's write may have landed (its answer
+// was lost), the branch head decides first: landed is reported as settle
+// reports it, an entry still there runs the cleanup again, and a head that
+// cannot be read leaves the failure as it was.
+func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client, mk func(time.Time, int) (*store.Store, error), ph Phases, cfg lockstate.Config,
+	res store.Result, dec lockstate.CleanupDecision, err error) (store.Result, lockstate.CleanupDecision, error) {
+	if ph.Cleanup.IsZero() {
+		return res, dec, err
+	}
+	phase, limit, used := ph.Cleanup.Sub(ph.Config), ph.Cleanup.Add(SecondaryOverrun), r.start
+	for err != nil && (unrecorded(err) || ghclient.IsSecondaryLimit(err)) && ctx.Err() == nil {
+		until := client.SecondaryHeldUntil()
+		if !until.After(used) {
+			break // no secondary limit held this run back: its own deadline ended it
+		}
+		used = until
+		from := later(r.d.Clock.Now(), until)
+		if !from.Before(limit) {
+			break
+		}
+		if (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
+			// A write may have landed: run again only when the head shows
+			// this job's entry still there.
+			sst, serr := mk(from.Add(SettleWindow), 1)
+			if serr != nil {
+				return res, dec, serr
+			}
+			sres, sdec, how := r.settle(ctx, sst, err)
+			switch how {
+			case settleLanded:
+				return sres, sdec, nil
+			case settleUnknown:
+				return res, dec, err
+			}
+		}
+		r.a.Warning(fmt.Sprintf("GitHub's secondary rate limit held back the release of %s (until %s) and its release-retry-deadline-seconds ran out; trying again after the wait (at most %s past the deadline), because a release that gives up leaves the seat recorded as held until the reaper quarantines it.",
+			r.s.Target.Lock, until.UTC().Format(time.RFC3339), SecondaryOverrun))
+		st, merr := mk(earlier(from.Add(phase), limit), CleanupRounds(r.s.DeadlineSecs))
+		if merr != nil {
+			return res, dec, merr
+		}
+		res, dec, err = r.cleanup(ctx, st, cfg)
+	}
+	return res, dec, err
+}
+
+// later and earlier are the later and earlier of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // foreignKeptMessage explains entries of this job's holder id that belong to
