@@ -56,6 +56,17 @@ func latencyWorkloads() []Workload {
 			},
 		},
 		{
+			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
+			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",
+			Jobs: func(rng *mrand.Rand) []*simJob {
+				var js []*simJob
+				for i := range 40 {
+					js = append(js, &simJob{arrival: time.Duration(i) * 100 * time.Millisecond, hold: 30 * time.Second})
+				}
+				return js
+			},
+		},
+		{
 			Name: "handoff-mixed", Seats: 2, Latency: DefaultLatency, Seeds: 30, Mixed: true,
 			Description: "a mixed fleet at schema 3: 10 jobs arrive within 2 s on 2 seats, 10 s holds, every second job runs the reference client (reference.go: 15-20 s polls, no direct handoff, drops the runner keys); our releases hand seats to reference waiters too; 30 seeds pooled",
 			Jobs: func(rng *mrand.Rand) []*simJob {

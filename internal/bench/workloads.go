@@ -212,6 +212,7 @@ func Workloads() []Workload {
 		latencyWorkloads()[0],
 		latencyWorkloads()[1],
 		latencyWorkloads()[2],
+		latencyWorkloads()[3],
 	}
 }
 

@@ -309,3 +309,63 @@ func TestFarWaiterPaceCountsDeparturesNotRankMoves(t *testing.T) {
 	d := PollDelay(Schedule{Base: q.s.Poll, Rank: 11, Seats: 2, Queued: len(st.Queue), HoldEstimate: q.holdEstimate(st)}, 1)
 	assert.Less(t, d, turn, "it wakes before it reaches the fast ranks")
 }
+
+// TestFarWaiterPaceRestartsAfterASecondaryLimit: while a secondary limit
+// holds the App's writes back, no release lands, so departures counted
+// across the wait read as slow holds (a rank-26 waiter of 30 s holds took
+// them for 1m43s and slept 18 minutes through its turn in a 40-job,
+// 2-seat burst). A measurement that began before the wait ended starts
+// again after it; the pace measured before it stands.
+func TestFarWaiterPaceRestartsAfterASecondaryLimit(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	fc := clock.NewFake(forecastT0)
+	q := &acquirer{d: Deps{Clock: fc, PollUnit: time.Second}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * time.Second}}
+	q.id.HolderID = "me"
+	queued := func(from int) *lockstate.State {
+		st := stateWith(holdersAt(-m, -2*m))
+		for i := from; i < 20; i++ {
+			st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i)})
+		}
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
+		return st
+	}
+	q.observe(queued(0))
+	fc.Advance(m)
+	q.observe(queued(3))
+	before := q.observedHold
+	assert.InDelta(t, float64(m*2/4), float64(before), float64(time.Second), "3 departures in a minute")
+	q.secondaryWarned = fc.Now().Add(2 * m) // a wait that ends 2 minutes from now
+	fc.Advance(3 * m)
+	q.observe(queued(4))
+	assert.Equal(t, before, q.observedHold, "the departure across the wait is not a pace")
+	assert.Zero(t, q.departed)
+	fc.Advance(m)
+	q.observe(queued(8))
+	assert.InDelta(t, float64(m*2/5), float64(q.observedHold), float64(time.Second), "4 departures in the minute after the wait")
+}
+
+// TestHoldEstimateIsCappedByTheCurrentHoldersAges: while every seat is
+// held, seats that all turned over recently bound the measured pace at the
+// oldest holder's age; a free seat or an old holder leaves it, and
+// poll-seconds stays the floor.
+func TestHoldEstimateIsCappedByTheCurrentHoldersAges(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	fc := clock.NewFake(forecastT0)
+	q := &acquirer{d: Deps{Clock: fc, PollUnit: s}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * s}, observedHold: 10 * time.Minute}
+	for _, c := range []struct {
+		name    string
+		holders []lockstate.Holder
+		want    time.Duration
+	}{
+		{"both seats turned over in the last 40 s", holdersAt(-20*s, -40*s), 40 * s},
+		{"one seat free", holdersAt(-20 * s), 10 * time.Minute},
+		{"an old holder", holdersAt(-20*s, -2*time.Hour), 10 * time.Minute},
+		{"the cap below poll-seconds", holdersAt(-2*s, -10*s), 15 * s},
+	} {
+		assert.Equal(t, c.want, q.holdEstimate(stateWith(c.holders)), c.name)
+	}
+	q.observedHold = 0
+	assert.Equal(t, 40*s, q.holdEstimate(stateWith(holdersAt(-20*s, -40*s))), "no pace yet: the oldest holder's age")
+}
