@@ -191,7 +191,7 @@ func readOutputs(path string) map[string]string {
 // stepEnv is the environment j.uses gives the composite action's step,
 // as a list, for a step process the worker starts.
 func (j *job) stepEnv(id, action string, with, env map[string]string) (map[string]string, error) {
-	stepEnv, _, err := j.w.actionEnv(action, with)
+	stepEnv, _, err := j.w.actionEnv(action, with, j)
 	if err != nil {
 		return nil, err
 	}

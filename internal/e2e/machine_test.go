@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -32,17 +30,9 @@ func TestProcessAgentsOfOneMachineHoldOneSeat(t *testing.T) {
 	if err != nil || len(strings.TrimSpace(string(raw))) != 32 {
 		t.Skip("this box has no /etc/machine-id to share between the agents")
 	}
-	w := newWorld(t, machineLockConfig)
-	committed := time.Now()
+	w := newWorld(t, machineLockConfig) // newWorld waits out the config's replica lag
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	// The emulator lags like GitHub: a read of the default branch within
-	// DefaultReplicaLag of the config's commit may not see it yet, and a
-	// job on the defaults (one seat, no machine) would test nothing here.
-	// Start once every read sees the config.
-	waitFor(t, "the config commit to age past the replica lag", func() bool {
-		return time.Since(committed) > emulator.DefaultReplicaLag+500*time.Millisecond
-	})
 	never := filepath.Join(t.TempDir(), "never")
 
 	first, second, third := w.newJob("build-box-agent-1"), w.newJob("build-box-agent-2"), w.newJob("build-box-agent-3")

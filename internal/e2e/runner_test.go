@@ -21,6 +21,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actioncontract"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/stretchr/testify/require"
 )
@@ -68,6 +69,7 @@ func newWorld(t *testing.T, config string) *world {
 		"owner": info.Owner, "repo": info.RepositoryName, "branch": "main",
 		"path": "locks/" + lockName + ".config.json", "content": config,
 	}, nil)
+	committed := time.Now()
 	w.em.admin(http.MethodPost, "/repos", map[string]any{
 		"owner": info.Owner, "name": consumer, "id": consumerID, "default_branch": "main",
 	}, nil)
@@ -79,6 +81,15 @@ func newWorld(t *testing.T, config string) *world {
 	}
 	mkdir(t, filepath.Join(w.actionRoot, "locks"))
 	writeFile(t, filepath.Join(w.actionRoot, "locks", "policy.json"), fmt.Sprintf(`{"ownerId": %d}`+"\n", info.OwnerID))
+	// The emulator lags like GitHub: a read of the default branch within
+	// DefaultReplicaLag of the config's commit may not see it yet (a 404),
+	// and a job would then run on the defaults (one seat) until its next
+	// config read, 5 minutes later: whether a test's first jobs see the
+	// config would depend on which reads the replica draw makes lag.
+	// Start once every read sees the config.
+	waitFor(t, "the config commit to age past the replica lag", func() bool {
+		return time.Since(committed) > emulator.DefaultReplicaLag+500*time.Millisecond
+	})
 	return w
 }
 
@@ -285,14 +296,16 @@ func (j *job) stepFiles(id string) (map[string]string, error) {
 var (
 	inputExpr  = regexp.MustCompile(`^\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}$`)
 	actionRepo = regexp.MustCompile(`^\$\{\{\s*github\.action_repository\s*\}\}$`)
+	checkRunID = regexp.MustCompile(`^\$\{\{\s*job\.check_run_id\s*\}\}$`)
 )
 
 // actionEnv evaluates the env: mapping of the run: step (for this OS) of composite
-// action `action` for a caller's with: — every ${{ inputs.x }} becomes the
+// action `action` for a caller's with: in job j — every ${{ inputs.x }} becomes the
 // caller's value, else the declared default, exactly as the runner
-// evaluates it — and returns it with the binary the step launches.
+// evaluates it (a default of ${{ job.check_run_id }} is j's job id, as on
+// github.com) — and returns it with the binary the step launches.
 // It refuses what a runner would reject or this harness cannot evaluate.
-func (w *world) actionEnv(action string, with map[string]string) (map[string]string, string, error) {
+func (w *world) actionEnv(action string, with map[string]string, j *job) (map[string]string, string, error) {
 	meta, ok := w.actions[action]
 	if !ok {
 		return nil, "", fmt.Errorf("no action %s", action)
@@ -315,6 +328,12 @@ func (w *world) actionEnv(action string, with map[string]string) (map[string]str
 		}
 		if !given && in.Default != nil {
 			v = *in.Default
+			switch {
+			case checkRunID.MatchString(v):
+				v = strconv.FormatInt(j.jobID, 10)
+			case strings.Contains(v, "${{"):
+				return nil, "", fmt.Errorf("%s: the default of input %s, %q, is an expression this harness cannot evaluate", action, name, v)
+			}
 		}
 		inputs[name] = v
 	}
@@ -346,7 +365,7 @@ func (w *world) actionEnv(action string, with map[string]string) (map[string]str
 // `exec` is replaced by exec'ing the binary directly. Safe to call from
 // any goroutine.
 func (j *job) uses(ctx context.Context, id, action string, with, env map[string]string) (*step, error) {
-	stepEnv, binary, err := j.w.actionEnv(action, with)
+	stepEnv, binary, err := j.w.actionEnv(action, with, j)
 	if err != nil {
 		return nil, err
 	}
