@@ -346,8 +346,9 @@ func TestFarWaiterPaceRestartsAfterASecondaryLimit(t *testing.T) {
 }
 
 // TestHoldEstimateIsCappedByTheCurrentHoldersAges: while every seat is
-// held, seats that all turned over recently bound the measured pace at the
-// oldest holder's age; a free seat or an old holder leaves it, and
+// held, seats that all turned over well within the measured pace (the
+// oldest holder's age under two thirds of it) replace it by that age; a
+// free seat, an old holder or an age close to the pace leave it, and
 // poll-seconds stays the floor.
 func TestHoldEstimateIsCappedByTheCurrentHoldersAges(t *testing.T) {
 	t.Parallel()
@@ -366,6 +367,9 @@ func TestHoldEstimateIsCappedByTheCurrentHoldersAges(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, q.holdEstimate(stateWith(c.holders)), c.name)
 	}
+	q.observedHold = 60 * s
+	assert.Equal(t, 60*s, q.holdEstimate(stateWith(holdersAt(-20*s, -41*s))), "an age above two thirds of the pace: evenly spread turnover")
+	assert.Equal(t, 39*s, q.holdEstimate(stateWith(holdersAt(-20*s, -39*s))), "an age under two thirds of it")
 	q.observedHold = 0
 	assert.Equal(t, 40*s, q.holdEstimate(stateWith(holdersAt(-20*s, -40*s))), "no pace yet: the oldest holder's age")
 }
