@@ -69,11 +69,24 @@ func Run(ctx context.Context, deps Deps) error {
 	}
 	window := attemptBoundedWindow
 	if s.DeadlineSecs > 0 {
-		window = time.Duration(s.DeadlineSecs)*time.Second + SecondaryOverrun + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
+		window = time.Duration(s.DeadlineSecs)*time.Second + ghclient.LateAttemptTimeout + cleanupConflictDelay*2
 	}
 	wctx, cancel := actionkit.CleanupContext(ctx, d.Signals, window)
 	defer cancel()
 	r := &releaser{d: d, a: a, s: s, start: d.Clock.Now()}
+	// Only a release that a secondary limit held back runs past the
+	// window, on a context of its own (outlastSecondary).
+	var extended []context.CancelFunc
+	defer func() {
+		for _, c := range extended {
+			c()
+		}
+	}()
+	r.extend = func(normal time.Duration) context.Context {
+		ectx, ecancel := actionkit.CleanupContext(ctx, d.Signals, normal)
+		extended = append(extended, ecancel)
+		return ectx
+	}
 	return r.run(wctx, s.Credentials)
 }
 
@@ -86,6 +99,9 @@ type releaser struct {
 	// attempted are the decisions of every cleanup write sent, answered
 	// or not (reconcile merges them with the state read afterwards).
 	attempted []lockstate.CleanupDecision
+	// extend returns a cleanup context of its own that ends after normal
+	// (Run's window ends before a secondary limit's wait does).
+	extend func(normal time.Duration) context.Context
 }
 
 // SettleWindow bounds the read that decides a cleanup write whose every
@@ -191,7 +207,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return err
 	}
 	res, dec, err := r.cleanup(ctx, st, cfg)
-	res, dec, err = r.outlastSecondary(ctx, client, mk, ph, cfg, res, dec, err)
+	ctx, res, dec, err = r.outlastSecondary(ctx, client, mk, ph, cfg, res, dec, err)
 	if err != nil && (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
 		// A write may have landed although no answer said so (every answer
 		// lost until the deadline): one read at the branch head decides,
@@ -422,9 +438,9 @@ func (r *releaser) unreachable(cause error) error {
 // reports it, an entry still there runs the cleanup again, and a head that
 // cannot be read leaves the failure as it was.
 func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client, mk func(time.Time, int) (*store.Store, error), ph Phases, cfg lockstate.Config,
-	res store.Result, dec lockstate.CleanupDecision, err error) (store.Result, lockstate.CleanupDecision, error) {
-	if ph.Cleanup.IsZero() {
-		return res, dec, err
+	res store.Result, dec lockstate.CleanupDecision, err error) (context.Context, store.Result, lockstate.CleanupDecision, error) {
+	if ph.Cleanup.IsZero() || r.extend == nil {
+		return ctx, res, dec, err
 	}
 	phase, limit, used := ph.Cleanup.Sub(ph.Config), ph.Cleanup.Add(SecondaryOverrun), r.start
 	for err != nil && (unrecorded(err) || ghclient.IsSecondaryLimit(err)) && ctx.Err() == nil {
@@ -437,30 +453,33 @@ func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client
 		if !from.Before(limit) {
 			break
 		}
+		// Run's window ends at the deadline: the rest runs on a context
+		// that lasts until the overrun's limit.
+		ctx = r.extend(limit.Sub(r.d.Clock.Now()) + ghclient.LateAttemptTimeout + cleanupConflictDelay*2)
 		if (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
 			// A write may have landed: run again only when the head shows
 			// this job's entry still there.
 			sst, serr := mk(from.Add(SettleWindow), 1)
 			if serr != nil {
-				return res, dec, serr
+				return ctx, res, dec, serr
 			}
 			sres, sdec, how := r.settle(ctx, sst, err)
 			switch how {
 			case settleLanded:
-				return sres, sdec, nil
+				return ctx, sres, sdec, nil
 			case settleUnknown:
-				return res, dec, err
+				return ctx, res, dec, err
 			}
 		}
 		r.a.Warning(fmt.Sprintf("GitHub's secondary rate limit held back the release of %s (until %s) and its release-retry-deadline-seconds ran out; trying again after the wait (at most %s past the deadline), because a release that gives up leaves the seat recorded as held until the reaper quarantines it.",
 			r.s.Target.Lock, until.UTC().Format(time.RFC3339), SecondaryOverrun))
 		st, merr := mk(earlier(from.Add(phase), limit), CleanupRounds(r.s.DeadlineSecs))
 		if merr != nil {
-			return res, dec, merr
+			return ctx, res, dec, merr
 		}
 		res, dec, err = r.cleanup(ctx, st, cfg)
 	}
-	return res, dec, err
+	return ctx, res, dec, err
 }
 
 // later and earlier are the later and earlier of two times.
