@@ -279,21 +279,7 @@ func TestFarWaiterPaceCountsDeparturesNotRankMoves(t *testing.T) {
 	fc := clock.NewFake(forecastT0)
 	q := &acquirer{d: Deps{Clock: fc, PollUnit: time.Second}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * time.Second}}
 	q.id.HolderID = "me"
-	queued := func(ahead ...string) *lockstate.State {
-		st := stateWith(holdersAt(-m, -2*m))
-		for _, id := range ahead {
-			st.Queue = append(st.Queue, lockstate.Entry{HolderID: id})
-		}
-		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
-		return st
-	}
-	ids := func(prefix string, from, to int) []string {
-		var out []string
-		for i := from; i < to; i++ {
-			out = append(out, fmt.Sprintf("%s%d", prefix, i))
-		}
-		return out
-	}
+	queued := queuedBehind
 	q.observe(queued(ids("a", 0, 10)...))
 	fc.Advance(90 * time.Second)
 	st := queued(append(ids("late", 0, 6), ids("a", 4, 10)...)...)
@@ -322,14 +308,7 @@ func TestFarWaiterPaceRestartsAfterASecondaryLimit(t *testing.T) {
 	fc := clock.NewFake(forecastT0)
 	q := &acquirer{d: Deps{Clock: fc, PollUnit: time.Second}, cfg: lockstate.Config{MaxHolders: 2}, s: Settings{Poll: 15 * time.Second}}
 	q.id.HolderID = "me"
-	queued := func(from int) *lockstate.State {
-		st := stateWith(holdersAt(-m, -2*m))
-		for i := from; i < 20; i++ {
-			st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i)})
-		}
-		st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
-		return st
-	}
+	queued := func(from int) *lockstate.State { return queuedBehind(ids("q", from, 20)...) }
 	q.observe(queued(0))
 	fc.Advance(m)
 	q.observe(queued(3))
@@ -372,4 +351,24 @@ func TestHoldEstimateIsCappedByTheCurrentHoldersAges(t *testing.T) {
 	assert.Equal(t, 39*s, q.holdEstimate(stateWith(holdersAt(-20*s, -39*s))), "an age under two thirds of it")
 	q.observedHold = 0
 	assert.Equal(t, 40*s, q.holdEstimate(stateWith(holdersAt(-20*s, -40*s))), "no pace yet: the oldest holder's age")
+}
+
+// queuedBehind is a state with two holders (admitted 1 and 2 minutes
+// before forecastT0) and "me" queued behind the entries ahead, in order.
+func queuedBehind(ahead ...string) *lockstate.State {
+	st := stateWith(holdersAt(-time.Minute, -2*time.Minute))
+	for _, id := range ahead {
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: id})
+	}
+	st.Queue = append(st.Queue, lockstate.Entry{HolderID: "me"})
+	return st
+}
+
+// ids are prefix+from … prefix+(to-1).
+func ids(prefix string, from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
+	}
+	return out
 }

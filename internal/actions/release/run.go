@@ -442,20 +442,25 @@ func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client
 	if ph.Cleanup.IsZero() || r.extend == nil {
 		return ctx, res, dec, err
 	}
-	phase, limit, used := ph.Cleanup.Sub(ph.Config), ph.Cleanup.Add(SecondaryOverrun), r.start
+	phase, limit, used, extended := ph.Cleanup.Sub(ph.Config), ph.Cleanup.Add(SecondaryOverrun), r.start, false
 	for err != nil && (unrecorded(err) || ghclient.IsSecondaryLimit(err)) && ctx.Err() == nil {
 		until := client.SecondaryHeldUntil()
 		if !until.After(used) {
 			break // no secondary limit held this run back: its own deadline ended it
 		}
 		used = until
-		from := later(r.d.Clock.Now(), until)
+		from := until
+		if now := r.d.Clock.Now(); now.After(from) {
+			from = now
+		}
 		if !from.Before(limit) {
 			break
 		}
-		// Run's window ends at the deadline: the rest runs on a context
-		// that lasts until the overrun's limit.
-		ctx = r.extend(limit.Sub(r.d.Clock.Now()) + ghclient.LateAttemptTimeout + cleanupConflictDelay*2)
+		if !extended {
+			// Run's window ends at the deadline: the rest runs on a
+			// context that lasts until the overrun's limit.
+			ctx, extended = r.extend(limit.Sub(r.d.Clock.Now())+ghclient.LateAttemptTimeout+cleanupConflictDelay*2), true
+		}
 		if (res.Ambiguous || maybeApplied(err)) && len(r.attempted) > 0 {
 			// A write may have landed: run again only when the head shows
 			// this job's entry still there.
@@ -473,28 +478,17 @@ func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client
 		}
 		r.a.Warning(fmt.Sprintf("GitHub's secondary rate limit held back the release of %s (until %s) and its release-retry-deadline-seconds ran out; trying again after the wait (at most %s past the deadline), because a release that gives up leaves the seat recorded as held until the reaper quarantines it.",
 			r.s.Target.Lock, until.UTC().Format(time.RFC3339), SecondaryOverrun))
-		st, merr := mk(earlier(from.Add(phase), limit), CleanupRounds(r.s.DeadlineSecs))
+		deadline := from.Add(phase)
+		if deadline.After(limit) {
+			deadline = limit
+		}
+		st, merr := mk(deadline, CleanupRounds(r.s.DeadlineSecs))
 		if merr != nil {
 			return ctx, res, dec, merr
 		}
 		res, dec, err = r.cleanup(ctx, st, cfg)
 	}
 	return ctx, res, dec, err
-}
-
-// later and earlier are the later and earlier of two times.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // foreignKeptMessage explains entries of this job's holder id that belong to
