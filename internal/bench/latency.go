@@ -36,35 +36,17 @@ func latencyWorkloads() []Workload {
 			Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second,
 			Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
 			Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
-			Jobs: func(rng *mrand.Rand) []*simJob {
-				var js []*simJob
-				for i := range 20 {
-					js = append(js, &simJob{arrival: time.Duration(i) * 200 * time.Millisecond, hold: 5 * time.Second})
-				}
-				return js
-			},
+			Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
 		},
 		{
 			Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
-			Jobs: func(rng *mrand.Rand) []*simJob {
-				var js []*simJob
-				for i := range 40 {
-					js = append(js, &simJob{arrival: time.Duration(i) * 100 * time.Millisecond, hold: 5 * time.Second})
-				}
-				return js
-			},
+			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
 		},
 		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",
-			Jobs: func(rng *mrand.Rand) []*simJob {
-				var js []*simJob
-				for i := range 40 {
-					js = append(js, &simJob{arrival: time.Duration(i) * 100 * time.Millisecond, hold: 30 * time.Second})
-				}
-				return js
-			},
+			Jobs:        evenlySpaced(40, 100*time.Millisecond, 30*time.Second),
 		},
 		{
 			Name: "handoff-mixed", Seats: 2, Latency: DefaultLatency, Seeds: 30, Mixed: true,

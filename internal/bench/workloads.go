@@ -94,19 +94,25 @@ func jitter(rng *mrand.Rand, d, spread time.Duration) time.Duration {
 	return d + time.Duration(rng.Int64N(int64(spread)))
 }
 
+// evenlySpaced is n jobs arriving every `every`, each holding its seat for
+// hold.
+func evenlySpaced(n int, every, hold time.Duration) func(*mrand.Rand) []*simJob {
+	return func(*mrand.Rand) []*simJob {
+		js := make([]*simJob, 0, n)
+		for i := range n {
+			js = append(js, &simJob{arrival: time.Duration(i) * every, hold: hold})
+		}
+		return js
+	}
+}
+
 // Workloads are the named scenarios of `make bench`.
 func Workloads() []Workload {
 	return []Workload{
 		{
 			Name: "idle", Seats: 2, Latency: DefaultLatency, Idle: true,
 			Description: "one job at a time on a free seat: 5 jobs 10 minutes apart, 5-minute holds",
-			Jobs: func(rng *mrand.Rand) []*simJob {
-				var js []*simJob
-				for i := range 5 {
-					js = append(js, &simJob{arrival: time.Duration(i) * 10 * time.Minute, hold: 5 * time.Minute})
-				}
-				return js
-			},
+			Jobs:        evenlySpaced(5, 10*time.Minute, 5*time.Minute),
 		},
 		{
 			Name: "burst", Seats: 2, Latency: DefaultLatency, Burst: true,

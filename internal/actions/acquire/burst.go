@@ -121,7 +121,7 @@ func (q *acquirer) joinETA(s *lockstate.State) time.Duration {
 func (q *acquirer) observe(s *lockstate.State) {
 	now := q.now()
 	pos := lockstate.QueuePosition(s, q.id.HolderID)
-	if pos <= 0 || pos > len(s.Queue) {
+	if pos == 0 {
 		return
 	}
 	ahead := s.Queue[:pos-1]

@@ -16,9 +16,9 @@ import (
 // it release and the earliest that may come, sleeps until that earliest
 // time (at most poll-seconds at a time, so a hold that ends earlier still is
 // noticed no later than the reference notices any release), polls at the
-// fast interval from there and at the window interval around the forecast. The forecast only
-// paces polling: safety never depends on it, and a wrong one costs reads
-// (early) or notice (late, bounded by poll-seconds).
+// fast interval from there and at the window interval around the forecast.
+// The forecast only paces polling: safety never depends on it, and a wrong
+// one costs reads (early) or notice (late, bounded by poll-seconds).
 const (
 	// WindowDivisor: around a forecast release the waiter polls every
 	// max(Unit/2, Base/WindowDivisor) (0.5 s at the default 15 s base),

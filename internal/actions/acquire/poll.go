@@ -155,7 +155,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// defaults, at most Base), so it is still polling fast when a
 			// rank ahead of it is handed a seat.
 			d = max(d, min(base, max(unit, base/FastDivisor)*time.Duration(s.Rank-seats+2)))
-			spread = d / 3
+			fallthrough
 		default:
 			spread = d / 3
 		}

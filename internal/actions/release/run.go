@@ -75,16 +75,12 @@ func Run(ctx context.Context, deps Deps) error {
 	defer cancel()
 	r := &releaser{d: d, a: a, s: s, start: d.Clock.Now()}
 	// Only a release that a secondary limit held back runs past the
-	// window, on a context of its own (outlastSecondary).
-	var extended []context.CancelFunc
-	defer func() {
-		for _, c := range extended {
-			c()
-		}
-	}()
+	// window, on a context of its own (outlastSecondary, at most once).
+	cancelExtended := func() {}
+	defer func() { cancelExtended() }()
 	r.extend = func(normal time.Duration) context.Context {
 		ectx, ecancel := actionkit.CleanupContext(ctx, d.Signals, normal)
-		extended = append(extended, ecancel)
+		cancelExtended = ecancel
 		return ectx
 	}
 	return r.run(wctx, s.Credentials)
@@ -100,7 +96,8 @@ type releaser struct {
 	// or not (reconcile merges them with the state read afterwards).
 	attempted []lockstate.CleanupDecision
 	// extend returns a cleanup context of its own that ends after normal
-	// (Run's window ends before a secondary limit's wait does).
+	// (Run's window ends before a secondary limit's wait does); Run
+	// cancels the one it returned last.
 	extend func(normal time.Duration) context.Context
 }
 
@@ -439,7 +436,7 @@ func (r *releaser) unreachable(cause error) error {
 // cannot be read leaves the failure as it was.
 func (r *releaser) outlastSecondary(ctx context.Context, client *ghclient.Client, mk func(time.Time, int) (*store.Store, error), ph Phases, cfg lockstate.Config,
 	res store.Result, dec lockstate.CleanupDecision, err error) (context.Context, store.Result, lockstate.CleanupDecision, error) {
-	if ph.Cleanup.IsZero() || r.extend == nil {
+	if ph.Cleanup.IsZero() {
 		return ctx, res, dec, err
 	}
 	phase, limit, used, extended := ph.Cleanup.Sub(ph.Config), ph.Cleanup.Add(SecondaryOverrun), r.start, false
