@@ -237,6 +237,11 @@ func setupReleaseUpgrade(ctx context.Context, t testing.TB, w *world) *victim {
 	time.Sleep(time.Second)
 	synctest.Wait()
 	require.Equal(t, 1, lockstate.QueuePosition(w.State(), waiter.HolderID()), "setup: the waiter is queued (paused)")
+	// The victim holds its seat past the minute in which its acquire's
+	// config read stands for its release's (lockaction.ConfigNoteMaxAge,
+	// divergences R13): the release reads the config that asks for the
+	// upgrade.
+	time.Sleep(lockaction.ConfigNoteMaxAge)
 	return jobVictim(v, func(ctx context.Context, tr http.RoundTripper) error {
 		return w.release(ctx, v, tr, "resource-cleanup-status", "confirmed")
 	})

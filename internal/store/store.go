@@ -366,6 +366,10 @@ type ConfigSnapshot struct {
 	// defaults (one seat). Warnings then says so; a lock name that differs
 	// only in case from a real lock is the usual cause (CheckLockNameCase).
 	Missing bool
+	// Content is the file as read (nil when Missing or Unavailable): what
+	// a later step of the job may decode instead of reading it again
+	// (lockaction.RememberConfig).
+	Content []byte
 }
 
 // ReadConfig reads locks/<lock>.config.json from the default branch with the
@@ -396,7 +400,7 @@ func (s *Store) ReadConfig(ctx context.Context) (ConfigSnapshot, error) {
 		}
 	}
 	cfg, warnings := lockstate.DecodeConfig(data)
-	return ConfigSnapshot{Config: cfg, Warnings: warnings}, nil
+	return ConfigSnapshot{Config: cfg, Warnings: warnings, Content: data}, nil
 }
 
 // LoadConfig is ReadConfig without the Unavailable flag.

@@ -247,8 +247,12 @@ func TestUnreadableConfigRefreshCapsCapacity(t *testing.T) {
 		require.Len(t, w.State().Queue, 1, "both seats are taken: the job waits")
 
 		id := w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/locks/seats.config.json", Kind: emulator.ServerError, Status: 503})
-		time.Sleep(time.Minute) // the refresh fails
-		releaseJob(t, h2)       // a seat is free, but only one seat is trusted and h1 holds it
+		// The refresh fails; h2's acquire read the config a minute ago, too
+		// long for its release to clean up with that read
+		// (lockaction.ConfigNoteMaxAge): the release reads the file too,
+		// cannot, and uses the safe defaults.
+		time.Sleep(lockaction.ConfigNoteMaxAge)
+		releaseJob(t, h2) // a seat is free, but only one seat is trusted and h1 holds it
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 		assert.Len(t, w.State().Queue, 1, "not admitted while the config is unreadable")
@@ -339,3 +343,33 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 // RoundTrip calls f.
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestPostStepCleansUpWithTheConfigTheMainStepRead: the post step less than
+// lockaction.ConfigNoteMaxAge after the main step read the lock config
+// cleans up with that read (one request less, divergences R13); later, it
+// reads the file.
+func TestPostStepCleansUpWithTheConfigTheMainStepRead(t *testing.T) {
+	const configGET = "GET /repos/acme/build-lock/contents/locks/" + actiontest.Lock + ".config.json"
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		reads int64
+	}{{"at once: the note", 0, 0}, {"a minute later: a read", lockaction.ConfigNoteMaxAge, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1,"runnerSerialization":true}`)
+				j := w.NewJob("build", "runner-1")
+				main := withEnv(j.Deps(), map[string]string{"BUILD_LOCK_MODE": "acquire-with-cleanup"})
+				require.NoError(t, runDeps(context.Background(), main))
+				require.Len(t, w.State().Holders, 1)
+				time.Sleep(tc.after)
+				w.Em.ResetMetrics()
+				post := withEnv(j.Deps(), map[string]string{"BUILD_LOCK_MODE": "post-cleanup", "STATE_build_lock_cleanup": "enabled"})
+				require.NoError(t, runDeps(context.Background(), post))
+				assert.Empty(t, w.State().Holders)
+				assert.Equal(t, tc.reads, w.Em.Metrics().Paths[configGET].Requests)
+				assert.Equal(t, tc.reads == 0, strings.Contains(j.Out.String(), "Using the lock config the main step read 2s ago."))
+			})
+		})
+	}
+}

@@ -63,8 +63,14 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 			return err
 		}
 	}
-	cfg, warnings, err := st.LoadConfig(ctx)
-	if err != nil {
+	var cfg lockstate.Config
+	var warnings []string
+	if snap, age, ok := lockaction.NotedConfig(s.RunnerTemp, t, client, d.Clock.Now()); ok {
+		// The main step read the config at most a minute ago
+		// (lockaction.ConfigNoteMaxAge): one request less.
+		a.Println(fmt.Sprintf("Using the lock config the main step read %s ago.", age.Round(time.Second)))
+		cfg, warnings = snap.Config, snap.Warnings
+	} else if cfg, warnings, err = st.LoadConfig(ctx); err != nil {
 		a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())
 		cfg = lockstate.DefaultConfig()
 	}

@@ -322,6 +322,11 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	}
 	q.cfgCapped, q.cfgUnread = false, false
 	q.cfgAt = q.now()
+	// The job's release and post step clean up with this read while it is
+	// recent instead of reading the file again (confignote.go).
+	if err := lockaction.RememberConfig(q.s.RunnerTemp, q.s.Target, q.cfgAt, snap.Content); err != nil {
+		q.a.Warning("Could not note the lock config for this job's later steps (each reads it again): " + err.Error())
+	}
 	if initial && snap.Missing {
 		if err := q.st.CheckLockNameCase(ctx); err != nil {
 			return err

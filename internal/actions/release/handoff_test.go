@@ -2,6 +2,8 @@ package release_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -67,6 +70,70 @@ func TestReleaseHandsTheSeatOff(t *testing.T) {
 					assert.Equal(t, int64(1), writes, "one write for the release and b's admission")
 				} else {
 					assert.Equal(t, int64(2), writes, "the release, then b's own admission")
+				}
+			})
+		})
+	}
+}
+
+// TestReleaseCleansUpWithTheConfigAcquireRead: a release less than
+// lockaction.ConfigNoteMaxAge after its acquire read the lock config cleans
+// up with that read instead of reading the file again (one request less
+// per job, divergences R13), so a config change reaches it at most that
+// much later; an older read, or a job without the note of its installation
+// (the owner pin must decide before the first request), reads the file.
+func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
+	const configGET = "GET /repos/acme/build-lock/contents/locks/" + actiontest.Lock + ".config.json"
+	for _, tc := range []struct {
+		name        string
+		after       time.Duration
+		dropInstall bool
+		reads       int64
+		handoff     bool
+	}{
+		{"ten seconds after acquire's read: the note", 10 * time.Second, false, 0, true},
+		{"a minute after: a read, which sees the lowered seat count", lockaction.ConfigNoteMaxAge, false, 1, false},
+		{"no installation note: a read", 10 * time.Second, true, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":2,"runnerSerialization":true}`)
+				seedSchema(w, 3)
+				a, c := w.NewJob("holder-a", "runner-a"), w.NewJob("holder-c", "runner-c")
+				hold(t, a)
+				hold(t, c)
+				b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan error, 1)
+				go func() { done <- acquire.Run(ctx, b.Deps()) }()
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+
+				w.SetConfig(`{"maxHolders":1,"runnerSerialization":true}`)
+				if tc.dropInstall {
+					notes, err := filepath.Glob(filepath.Join(a.Env["RUNNER_TEMP"], "ambiguous-build-lock", "installation-*.json"))
+					require.NoError(t, err)
+					require.Len(t, notes, 1)
+					require.NoError(t, os.Remove(notes[0]))
+				}
+				time.Sleep(tc.after - time.Second)
+				w.Em.ResetMetrics()
+				a.Input("resource-cleanup-status", "confirmed")
+				require.NoError(t, rel(a))
+				assert.Equal(t, "true", a.Outputs()["released"])
+				assert.Equal(t, tc.reads, w.Em.Metrics().Paths[configGET].Requests)
+				s := w.State()
+				if tc.handoff {
+					assert.Contains(t, a.Out.String(), "Using the lock config this job's acquire read 10s ago.")
+					require.Len(t, s.Holders, 2, "the noted config's two seats: the freed one is handed to b")
+					assert.Equal(t, 0, lockstate.QueuePosition(s, b.HolderID()))
+					require.NoError(t, <-done)
+				} else {
+					assert.NotContains(t, a.Out.String(), "Using the lock config")
+					require.Len(t, s.Holders, 1, "the config read now allows one seat, which c holds")
+					assert.Equal(t, 1, lockstate.QueuePosition(s, b.HolderID()), "b still waits")
 				}
 			})
 		})

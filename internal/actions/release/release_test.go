@@ -16,6 +16,7 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/release"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
@@ -191,6 +192,7 @@ func TestDeadlinePhasesAbortStalledRequests(t *testing.T) {
 		j := w.NewJob("build", "runner-1")
 		hold(t, j)
 		j.Input("resource-cleanup-status", "confirmed")
+		time.Sleep(lockaction.ConfigNoteMaxAge) // acquire's config read no longer stands for the release's
 		w.Em.ResetMetrics()
 		begin := time.Now()
 		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/git/ref/", Kind: emulator.Stall})

@@ -179,23 +179,16 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 			return err
 		}
 	}
-	cfgStore, err := mk(ph.Config, 1)
+	cfg, warnings, err := r.config(ctx, client, func() (*store.Store, error) { return mk(ph.Config, 1) })
 	if err != nil {
 		return err
-	}
-	cfg, warnings, err := cfgStore.LoadConfig(ctx)
-	if err != nil {
-		if !unrecorded(err) {
-			return err
-		}
-		warnings = append(warnings, "Unable to read the lock config; using safe defaults: "+err.Error())
-		cfg = lockstate.DefaultConfig()
 	}
 	for _, w := range warnings {
 		r.a.Warning(w)
 	}
-	// The branch and config reads looked the writer App's installation up:
-	// its account pins the lock repository owner's id before the write.
+	// The branch and config reads looked the writer App's installation up
+	// (or its note named it): its account pins the lock repository owner's
+	// id before the write.
 	if err := lockaction.CheckOwnerPin(r.s.Target, client); err != nil {
 		return err
 	}
@@ -240,6 +233,29 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 		return fmt.Errorf("build lock exact cleanup completed with cleanup-result=%s after report validation failed: %s", dec.Result, r.s.DegradedCode)
 	}
 	return nil
+}
+
+// config is the lock config the cleanup decides with: acquire's read of it
+// when that is at most lockaction.ConfigNoteMaxAge old (one request less,
+// confignote.go), else a read; an unreadable file is the safe defaults.
+func (r *releaser) config(ctx context.Context, client *ghclient.Client, mk func() (*store.Store, error)) (lockstate.Config, []string, error) {
+	if snap, age, ok := lockaction.NotedConfig(r.s.RunnerTemp, r.s.Target, client, r.d.Clock.Now()); ok {
+		r.a.Println(fmt.Sprintf("Using the lock config this job's acquire read %s ago.", age.Round(time.Second)))
+		return snap.Config, snap.Warnings, nil
+	}
+	cfgStore, err := mk()
+	if err != nil {
+		return lockstate.Config{}, nil, err
+	}
+	cfg, warnings, err := cfgStore.LoadConfig(ctx)
+	if err != nil {
+		if !unrecorded(err) {
+			return lockstate.Config{}, nil, err
+		}
+		warnings = append(warnings, "Unable to read the lock config; using safe defaults: "+err.Error())
+		cfg = lockstate.DefaultConfig()
+	}
+	return cfg, warnings, nil
 }
 
 // cleanup is the cleanup phase: cleanupIdentity by compare-and-swap, with

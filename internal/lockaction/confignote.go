@@ -1,0 +1,99 @@
+package lockaction
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
+)
+
+// A config note is the lock config file as acquire last read it, with the
+// time of that read, left in RUNNER_TEMP so the job's release and post
+// step clean up with it instead of reading the file again when the read is
+// recent: one request less per job (issue 23: requests per admitted job).
+// It holds no secret (the config is a reviewed file of the lock repository).
+//
+// A config read is a snapshot of a file GitHub may serve from a replica
+// seconds old; the note stands for a read younger than ConfigNoteMaxAge. A
+// config change therefore reaches a job's release at most that much later
+// than it reaches a fresh read, while every new acquire reads it at once
+// (docs/divergences.md R13).
+type configNote struct {
+	APIURL     string    `json:"apiUrl"`
+	Repository string    `json:"repository"`
+	Lock       string    `json:"lock"`
+	ReadAt     time.Time `json:"readAt"`
+	Content    []byte    `json:"content"`
+}
+
+// ConfigNoteMaxAge bounds the age of a config read a later step of the job
+// uses in place of its own read (younger than this).
+const ConfigNoteMaxAge = time.Minute
+
+// configNotePath names the config note of t's lock under dir (RUNNER_TEMP),
+// or "" without one.
+func configNotePath(dir string, t Target) string {
+	return notePath(dir, "config-", ".json", t.APIURL, t.Repository(), t.Lock)
+}
+
+// RememberConfig leaves content, the lock config file as read at readAt,
+// for the job's later steps. Failing to write it only costs them one read,
+// so callers warn and go on.
+func RememberConfig(runnerTemp string, t Target, readAt time.Time, content []byte) error {
+	p := configNotePath(runnerTemp, t)
+	if p == "" || content == nil {
+		return nil
+	}
+	data, err := json.Marshal(configNote{APIURL: t.APIURL, Repository: t.Repository(), Lock: t.Lock, ReadAt: readAt.UTC(), Content: content})
+	if err != nil {
+		return err
+	}
+	return WriteMarkerFile(p, data)
+}
+
+// RecentConfig returns the lock config file an earlier step of this job
+// read for t's lock and how long ago (now on the same runner's clock), when
+// that read is younger than ConfigNoteMaxAge. A note for another API, lock
+// repository or lock, one without content, one from the future or one
+// that old or older is not used: the caller reads the file.
+func RecentConfig(runnerTemp string, t Target, now time.Time) (content []byte, age time.Duration, ok bool) {
+	p := configNotePath(runnerTemp, t)
+	if p == "" {
+		return nil, 0, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, 0, false
+	}
+	var n configNote
+	if json.Unmarshal(data, &n) != nil || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
+		return nil, 0, false
+	}
+	age = now.Sub(n.ReadAt)
+	if age < 0 || age >= ConfigNoteMaxAge {
+		return nil, 0, false
+	}
+	return n.Content, age, true
+}
+
+// NotedConfig is the lock config a cleanup step (release, the post step)
+// decides with when an earlier step of its job read the file less than
+// ConfigNoteMaxAge before now (RecentConfig): the note decoded as that read
+// was, and its age. It is only used when c already knows its installation's
+// account (an installation note), so CheckOwnerPin decides before the
+// step's first request as it does after a read; ok is false otherwise, and
+// the step reads the file.
+func NotedConfig(runnerTemp string, t Target, c *ghclient.Client, now time.Time) (snap store.ConfigSnapshot, age time.Duration, ok bool) {
+	if _, _, known := c.InstallationAccount(); !known {
+		return store.ConfigSnapshot{}, 0, false
+	}
+	content, age, ok := RecentConfig(runnerTemp, t, now)
+	if !ok {
+		return store.ConfigSnapshot{}, 0, false
+	}
+	cfg, warnings := lockstate.DecodeConfig(content)
+	return store.ConfigSnapshot{Config: cfg, Warnings: warnings, Content: content}, age, true
+}
