@@ -1,6 +1,9 @@
 package lockaction
 
 import (
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"time"
@@ -14,7 +17,12 @@ import (
 // time of that read, left in RUNNER_TEMP so the job's release and post
 // step clean up with it instead of reading the file again when the read is
 // recent: one request less per job (issue 23: requests per admitted job).
-// It holds no secret (the config is a reviewed file of the lock repository).
+// It holds no secret (the config is a reviewed file of the lock repository),
+// but it decides how many seats a release may hand on, and every step of
+// the job can write RUNNER_TEMP, the build included. So the note is
+// authenticated: an HMAC-SHA256 keyed from the writer App's private key
+// (HKDF, configNoteKeyInfo), which only the steps that could write the state
+// themselves hold. A note whose MAC does not verify is not used.
 //
 // A config read is a snapshot of a file GitHub may serve from a replica
 // seconds old; the note stands for a read younger than ConfigNoteMaxAge. A
@@ -27,6 +35,32 @@ type configNote struct {
 	Lock       string    `json:"lock"`
 	ReadAt     time.Time `json:"readAt"`
 	Content    []byte    `json:"content"`
+	// MAC is the HMAC of the note's JSON with MAC empty (configNoteMAC).
+	MAC []byte `json:"mac,omitempty"`
+}
+
+// configNoteKeyInfo separates the note's key from any other use of the
+// App's private key.
+const configNoteKeyInfo = "ambiguous-build-lock config note v1"
+
+// configNoteMAC authenticates n (its MAC field ignored) with a key derived
+// from the App's private key; nil without a key.
+func configNoteMAC(creds AppCredentials, n configNote) []byte {
+	if len(creds.PrivateKey) == 0 {
+		return nil
+	}
+	key, err := hkdf.Key(sha256.New, creds.PrivateKey, nil, configNoteKeyInfo, sha256.Size)
+	if err != nil {
+		return nil
+	}
+	n.MAC = nil
+	data, err := json.Marshal(n)
+	if err != nil {
+		return nil
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(data)
+	return m.Sum(nil)
 }
 
 // ConfigNoteMaxAge bounds the age of a config read a later step of the job
@@ -40,14 +74,17 @@ func configNotePath(dir string, t Target) string {
 }
 
 // RememberConfig leaves content, the lock config file as read at readAt,
-// for the job's later steps. Failing to write it only costs them one read,
-// so callers warn and go on.
-func RememberConfig(runnerTemp string, t Target, readAt time.Time, content []byte) error {
+// for the job's later steps, authenticated with creds' private key.
+// Failing to write it only costs them one read, so callers warn and go on;
+// without a private key it writes nothing.
+func RememberConfig(runnerTemp string, t Target, creds AppCredentials, readAt time.Time, content []byte) error {
 	p := configNotePath(runnerTemp, t)
-	if p == "" || content == nil {
+	if p == "" || content == nil || len(creds.PrivateKey) == 0 {
 		return nil
 	}
-	data, err := json.Marshal(configNote{APIURL: t.APIURL, Repository: t.Repository(), Lock: t.Lock, ReadAt: readAt.UTC(), Content: content})
+	n := configNote{APIURL: t.APIURL, Repository: t.Repository(), Lock: t.Lock, ReadAt: readAt.UTC(), Content: content}
+	n.MAC = configNoteMAC(creds, n)
+	data, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
@@ -56,10 +93,11 @@ func RememberConfig(runnerTemp string, t Target, readAt time.Time, content []byt
 
 // RecentConfig returns the lock config file an earlier step of this job
 // read for t's lock and how long ago (now on the same runner's clock), when
-// that read is younger than ConfigNoteMaxAge. A note for another API, lock
-// repository or lock, one without content, one from the future or one
-// that old or older is not used: the caller reads the file.
-func RecentConfig(runnerTemp string, t Target, now time.Time) (content []byte, age time.Duration, ok bool) {
+// that read is younger than ConfigNoteMaxAge. A note whose MAC does not
+// verify under creds' private key, one for another API, lock repository or
+// lock, one without content, one from the future or one that old or older
+// is not used: the caller reads the file.
+func RecentConfig(runnerTemp string, t Target, creds AppCredentials, now time.Time) (content []byte, age time.Duration, ok bool) {
 	p := configNotePath(runnerTemp, t)
 	if p == "" {
 		return nil, 0, false
@@ -70,6 +108,9 @@ func RecentConfig(runnerTemp string, t Target, now time.Time) (content []byte, a
 	}
 	var n configNote
 	if json.Unmarshal(data, &n) != nil || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
+		return nil, 0, false
+	}
+	if want := configNoteMAC(creds, n); want == nil || !hmac.Equal(n.MAC, want) {
 		return nil, 0, false
 	}
 	age = now.Sub(n.ReadAt)
@@ -86,11 +127,11 @@ func RecentConfig(runnerTemp string, t Target, now time.Time) (content []byte, a
 // account (an installation note), so CheckOwnerPin decides before the
 // step's first request as it does after a read; ok is false otherwise, and
 // the step reads the file.
-func NotedConfig(runnerTemp string, t Target, c *ghclient.Client, now time.Time) (snap store.ConfigSnapshot, age time.Duration, ok bool) {
+func NotedConfig(runnerTemp string, t Target, creds AppCredentials, c *ghclient.Client, now time.Time) (snap store.ConfigSnapshot, age time.Duration, ok bool) {
 	if _, _, known := c.InstallationAccount(); !known {
 		return store.ConfigSnapshot{}, 0, false
 	}
-	content, age, ok := RecentConfig(runnerTemp, t, now)
+	content, age, ok := RecentConfig(runnerTemp, t, creds, now)
 	if !ok {
 		return store.ConfigSnapshot{}, 0, false
 	}

@@ -1,6 +1,7 @@
 package lockaction
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -12,31 +13,37 @@ import (
 // TestConfigNote: a later step of the job gets back the config file
 // acquire read, with its age, while the read is younger than
 // ConfigNoteMaxAge; a note for another API, lock repository or lock, an
-// empty, unreadable or future one, or one that old is not used.
+// empty, unreadable or future one, one that old, and one that does not
+// carry the MAC of the App's private key (a step without the key wrote or
+// edited it) is not used.
 func TestConfigNote(t *testing.T) {
 	target := Target{Owner: "acme", Repo: "build-lock", Lock: "seats", Branch: "lock-state", APIURL: "https://api.github.com"}
+	creds := AppCredentials{AppID: 12, PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----\nkey one\n-----END RSA PRIVATE KEY-----\n")}
 	content := []byte(`{"maxHolders":2}`)
 	read := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
+	recent := func(tg Target, c AppCredentials, now time.Time) bool {
+		_, _, ok := RecentConfig(dir, tg, c, now)
+		return ok
+	}
 
-	require.NoError(t, RememberConfig(dir, target, read, nil), "a file that was not read leaves no note")
-	_, _, ok := RecentConfig(dir, target, read)
-	assert.False(t, ok)
+	require.NoError(t, RememberConfig(dir, target, creds, read, nil), "a file that was not read leaves no note")
+	assert.False(t, recent(target, creds, read))
+	require.NoError(t, RememberConfig(dir, target, AppCredentials{}, read, content), "no key, no note")
+	assert.False(t, recent(target, creds, read))
 
-	require.NoError(t, RememberConfig(dir, target, read, content))
-	got, age, ok := RecentConfig(dir, target, read.Add(10*time.Second))
+	require.NoError(t, RememberConfig(dir, target, creds, read, content))
+	got, age, ok := RecentConfig(dir, target, creds, read.Add(10*time.Second))
 	require.True(t, ok)
 	assert.Equal(t, content, got)
 	assert.Equal(t, 10*time.Second, age)
-	_, _, ok = RecentConfig(dir, target, read.Add(ConfigNoteMaxAge-time.Millisecond))
-	assert.True(t, ok, "just younger than the bound")
-	_, _, ok = RecentConfig(dir, target, read.Add(ConfigNoteMaxAge))
-	assert.False(t, ok, "as old as the bound")
-	_, _, ok = RecentConfig(dir, target, read.Add(-time.Second))
-	assert.False(t, ok, "read after now: a clock that went back")
-	_, _, ok = RecentConfig("", target, read)
+	assert.True(t, recent(target, creds, read.Add(ConfigNoteMaxAge-time.Millisecond)), "just younger than the bound")
+	assert.False(t, recent(target, creds, read.Add(ConfigNoteMaxAge)), "as old as the bound")
+	assert.False(t, recent(target, creds, read.Add(-time.Second)), "read after now: a clock that went back")
+	_, _, ok = RecentConfig("", target, creds, read)
 	assert.False(t, ok, "no RUNNER_TEMP, no note")
-
+	assert.False(t, recent(target, AppCredentials{AppID: 12, PrivateKey: []byte("another key")}, read), "another App key")
+	assert.False(t, recent(target, AppCredentials{AppID: 12}, read), "no key to verify with")
 	for name, edit := range map[string]func(*Target){
 		"another API":             func(t *Target) { t.APIURL = "https://ghe.example.com/api/v3" },
 		"another lock repository": func(t *Target) { t.Repo = "other-lock" },
@@ -44,14 +51,37 @@ func TestConfigNote(t *testing.T) {
 	} {
 		other := target
 		edit(&other)
-		_, _, ok := RecentConfig(dir, other, read)
-		assert.False(t, ok, name)
+		assert.False(t, recent(other, creds, read), name)
 	}
+
 	path := configNotePath(dir, target)
-	require.NoError(t, os.WriteFile(path, []byte(`{"apiUrl":"https://api.github.com","repository":"acme/build-lock","lock":"seats","readAt":"2026-12-06T10:00:00Z"}`), 0o600))
-	_, _, ok = RecentConfig(dir, target, read)
-	assert.False(t, ok, "no content")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var good configNote
+	require.NoError(t, json.Unmarshal(data, &good))
+	for name, edit := range map[string]func(*configNote){
+		"more seats, same MAC": func(n *configNote) { n.Content = []byte(`{"maxHolders":9}`) },
+		"younger, same MAC":    func(n *configNote) { n.ReadAt = n.ReadAt.Add(30 * time.Second) },
+		"no MAC":               func(n *configNote) { n.MAC = nil },
+		"another lock's MAC":   func(n *configNote) { n.Lock = "other"; n.MAC = configNoteMAC(creds, *n); n.Lock = "seats" },
+		"no content":           func(n *configNote) { n.Content = nil; n.MAC = configNoteMAC(creds, *n) },
+	} {
+		n := good
+		edit(&n)
+		data, err := json.Marshal(n)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		assert.False(t, recent(target, creds, read.Add(time.Second)), name)
+	}
 	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	_, _, ok = RecentConfig(dir, target, read)
-	assert.False(t, ok, "unreadable")
+	assert.False(t, recent(target, creds, read), "unreadable")
+	forged := good
+	forged.Content = []byte(`{"maxHolders":9}`)
+	forged.MAC = configNoteMAC(creds, forged)
+	data, err = json.Marshal(forged)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	got, _, ok = RecentConfig(dir, target, creds, read.Add(time.Second))
+	assert.True(t, ok, "a note made with the key verifies (the key is what the MAC proves)")
+	assert.Equal(t, forged.Content, got)
 }

@@ -2,6 +2,7 @@ package release_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,19 +82,22 @@ func TestReleaseHandsTheSeatOff(t *testing.T) {
 // up with that read instead of reading the file again (one request less
 // per job, divergences R13), so a config change reaches it at most that
 // much later; an older read, or a job without the note of its installation
-// (the owner pin must decide before the first request), reads the file.
+// (the owner pin must decide before the first request), or a note that a
+// step without the App's key rewrote, reads the file.
 func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
 	const configGET = "GET /repos/acme/build-lock/contents/locks/" + actiontest.Lock + ".config.json"
 	for _, tc := range []struct {
 		name        string
 		after       time.Duration
 		dropInstall bool
+		forge       bool
 		reads       int64
 		handoff     bool
 	}{
-		{"ten seconds after acquire's read: the note", 10 * time.Second, false, 0, true},
-		{"a minute after: a read, which sees the lowered seat count", lockaction.ConfigNoteMaxAge, false, 1, false},
-		{"no installation note: a read", 10 * time.Second, true, 1, false},
+		{"ten seconds after acquire's read: the note", 10 * time.Second, false, false, 0, true},
+		{"a minute after: a read, which sees the lowered seat count", lockaction.ConfigNoteMaxAge, false, false, 1, false},
+		{"no installation note: a read", 10 * time.Second, true, false, 1, false},
+		{"a note rewritten without the App's key: a read", 10 * time.Second, false, true, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -117,6 +121,21 @@ func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
 					require.NoError(t, err)
 					require.Len(t, notes, 1)
 					require.NoError(t, os.Remove(notes[0]))
+				}
+				if tc.forge {
+					// A build step raises the noted seat count; it cannot
+					// recompute the MAC without the App's private key.
+					notes, err := filepath.Glob(filepath.Join(a.Env["RUNNER_TEMP"], "ambiguous-build-lock", "config-*.json"))
+					require.NoError(t, err)
+					require.Len(t, notes, 1)
+					data, err := os.ReadFile(notes[0])
+					require.NoError(t, err)
+					var note map[string]any
+					require.NoError(t, json.Unmarshal(data, &note))
+					note["content"] = []byte(`{"maxHolders":9,"runnerSerialization":true}`)
+					data, err = json.Marshal(note)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
 				}
 				time.Sleep(tc.after - time.Second)
 				w.Em.ResetMetrics()

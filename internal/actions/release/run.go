@@ -179,7 +179,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 			return err
 		}
 	}
-	cfg, warnings, err := r.config(ctx, client, func() (*store.Store, error) { return mk(ph.Config, 1) })
+	cfg, warnings, err := r.config(ctx, creds, client, func() (*store.Store, error) { return mk(ph.Config, 1) })
 	if err != nil {
 		return err
 	}
@@ -238,8 +238,8 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 // config is the lock config the cleanup decides with: acquire's read of it
 // when that is at most lockaction.ConfigNoteMaxAge old (one request less,
 // confignote.go), else a read; an unreadable file is the safe defaults.
-func (r *releaser) config(ctx context.Context, client *ghclient.Client, mk func() (*store.Store, error)) (lockstate.Config, []string, error) {
-	if snap, age, ok := lockaction.NotedConfig(r.s.RunnerTemp, r.s.Target, client, r.d.Clock.Now()); ok {
+func (r *releaser) config(ctx context.Context, creds lockaction.AppCredentials, client *ghclient.Client, mk func() (*store.Store, error)) (lockstate.Config, []string, error) {
+	if snap, age, ok := lockaction.NotedConfig(r.s.RunnerTemp, r.s.Target, creds, client, r.d.Clock.Now()); ok {
 		r.a.Println(fmt.Sprintf("Using the lock config this job's acquire read %s ago.", age.Round(time.Second)))
 		return snap.Config, snap.Warnings, nil
 	}
