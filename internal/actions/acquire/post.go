@@ -66,7 +66,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 	var cfg lockstate.Config
 	var warnings []string
 	if snap, age, ok := lockaction.NotedConfig(s.RunnerTemp, t, creds, client, d.Clock.Now()); ok {
-		// The main step read the config at most a minute ago
+		// The main step read the config less than a minute ago
 		// (lockaction.ConfigNoteMaxAge): one request less.
 		a.Println(fmt.Sprintf("Using the lock config the main step read %s ago.", age.Round(time.Second)))
 		cfg, warnings = snap.Config, snap.Warnings

@@ -236,7 +236,7 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 }
 
 // config is the lock config the cleanup decides with: acquire's read of it
-// when that is at most lockaction.ConfigNoteMaxAge old (one request less,
+// when that is younger than lockaction.ConfigNoteMaxAge (one request less,
 // confignote.go), else a read; an unreadable file is the safe defaults.
 func (r *releaser) config(ctx context.Context, creds lockaction.AppCredentials, client *ghclient.Client, mk func() (*store.Store, error)) (lockstate.Config, []string, error) {
 	if snap, age, ok := lockaction.NotedConfig(r.s.RunnerTemp, r.s.Target, creds, client, r.d.Clock.Now()); ok {
