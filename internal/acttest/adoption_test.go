@@ -196,6 +196,10 @@ func TestAdoptingGuideOnTheEmulator(t *testing.T) {
 	require.Len(t, last.Reservations, 1)
 	assert.Equal(t, lockstate.ReservationCooldown, last.Reservations[0].State)
 	assert.Contains(t, res.Log, "Acquired unity as")
+	// The release step, seconds after acquire, cleans up with acquire's
+	// config read (lockaction.ConfigNoteMaxAge, divergences R13): the
+	// note in the job's RUNNER_TEMP works under a real runner.
+	assert.Contains(t, res.Log, "Using the lock config this job's acquire read")
 }
 
 // readmeWorkflow is the README's consumer workflow with the Windows and
