@@ -3,6 +3,7 @@ package lockaction
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -84,4 +85,35 @@ func TestConfigNote(t *testing.T) {
 	got, _, ok = RecentConfig(dir, target, creds, read.Add(time.Second))
 	assert.True(t, ok, "a note made with the key verifies (the key is what the MAC proves)")
 	assert.Equal(t, forged.Content, got)
+}
+
+// FuzzConfigNote: whatever a step of the job left at the note's path,
+// RecentConfig never panics and uses nothing the App's key did not
+// authenticate: any change to a note made with the key is refused.
+func FuzzConfigNote(f *testing.F) {
+	target := Target{Owner: "acme", Repo: "build-lock", Lock: "seats", Branch: "lock-state", APIURL: "https://api.github.com"}
+	creds := AppCredentials{AppID: 12, PrivateKey: []byte("fuzz key")}
+	read := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	good := configNote{APIURL: target.APIURL, Repository: target.Repository(), Lock: target.Lock, ReadAt: read, Content: []byte(`{"maxHolders":2}`)}
+	good.MAC = configNoteMAC(creds, good)
+	valid, err := json.Marshal(good)
+	require.NoError(f, err)
+	f.Add(valid)
+	f.Add([]byte(`{"apiUrl":"https://api.github.com","repository":"acme/build-lock","lock":"seats","readAt":"2026-12-06T10:00:00Z","content":"e30=","mac":"AAAA"}`))
+	f.Add([]byte("{not json"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := configNotePath(dir, target)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		content, _, ok := RecentConfig(dir, target, creds, read.Add(time.Second))
+		if !ok {
+			return
+		}
+		var n configNote
+		require.NoError(t, json.Unmarshal(data, &n))
+		assert.Equal(t, configNoteMAC(creds, n), n.MAC, "only an authenticated note is used")
+		assert.Equal(t, n.Content, content)
+	})
 }
