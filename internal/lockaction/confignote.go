@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/json"
-	"os"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
@@ -98,16 +97,8 @@ func RememberConfig(runnerTemp string, t Target, creds AppCredentials, readAt ti
 // lock, one without content, one from the future or one that old or older
 // is not used: the caller reads the file.
 func RecentConfig(runnerTemp string, t Target, creds AppCredentials, now time.Time) (content []byte, age time.Duration, ok bool) {
-	p := configNotePath(runnerTemp, t)
-	if p == "" {
-		return nil, 0, false
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, 0, false
-	}
 	var n configNote
-	if json.Unmarshal(data, &n) != nil || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
+	if !readNoteFile(configNotePath(runnerTemp, t), &n) || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
 		return nil, 0, false
 	}
 	if want := configNoteMAC(creds, n); want == nil || !hmac.Equal(n.MAC, want) {

@@ -56,6 +56,17 @@ func notePath(dir, prefix, ext string, key ...string) string {
 	return filepath.Join(dir, "ambiguous-build-lock", prefix+hex.EncodeToString(sum[:16])+ext)
 }
 
+// readNoteFile decodes the note at path into v. A missing path, an
+// unreadable file or one that is not JSON is no note: false, and the
+// caller does without it (a lookup or a read of its own).
+func readNoteFile(path string, v any) bool {
+	if path == "" {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(data, v) == nil
+}
+
 // WriteMarkerFile writes a note at path (MarkerPath) whole: to a temporary
 // file renamed over it, so a later step never reads half of one.
 func WriteMarkerFile(path string, data []byte) error {

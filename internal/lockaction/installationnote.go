@@ -3,7 +3,6 @@ package lockaction
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 
@@ -38,16 +37,8 @@ func installationNotePath(dir string, t Target, appID int64) string {
 // CheckOwnerPin) is not used: the client then looks the installation up
 // and the pin decides on GitHub's answer, never on the note.
 func readInstallationNote(dir string, t Target, appID int64) *ghclient.KnownInstallation {
-	p := installationNotePath(dir, t, appID)
-	if p == "" {
-		return nil
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil
-	}
 	var n installationNote
-	if json.Unmarshal(data, &n) != nil || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.AppID != appID ||
+	if !readNoteFile(installationNotePath(dir, t, appID), &n) || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.AppID != appID ||
 		n.ID <= 0 || n.AccountID <= 0 || !strings.EqualFold(n.AccountLogin, t.Owner) ||
 		(t.SameOwner && n.AccountID != t.CallerOwnerID) {
 		return nil
