@@ -148,6 +148,21 @@ func forecastRelease(holders []lockstate.Holder, hold time.Duration, rank int, n
 	return ends[earliest(ends)], true
 }
 
+// oldestHold is how long the longest-held holder of s has held at now: 0
+// without holders or when an acquiredAt cannot be read or lies in the
+// future (a skewed writer clock), so the schedule does not rely on it.
+func oldestHold(s *lockstate.State, now time.Time) time.Duration {
+	var oldest time.Duration
+	for _, x := range s.Holders {
+		t, ok := lockstate.ParseTime(x.AcquiredAt)
+		if !ok || t.After(now) {
+			return 0
+		}
+		oldest = max(oldest, now.Sub(t))
+	}
+	return oldest
+}
+
 // earliest is the index of the earliest time in ts (non-empty).
 func earliest(ts []time.Time) int {
 	i := 0

@@ -59,6 +59,17 @@ func TestForecastReleaseHandsSeatsInTurn(t *testing.T) {
 	}
 }
 
+func TestOldestHold(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	now := forecastT0.Add(time.Minute)
+	assert.Equal(t, 45*s, oldestHold(stateWith(holdersAt(15*s, 50*s)), now), "the longest-held of the holders")
+	assert.Zero(t, oldestHold(stateWith(nil), now), "no holder")
+	assert.Zero(t, oldestHold(stateWith(holdersAt(0, 2*time.Minute)), now), "an acquiredAt in the future (a writer clock ahead)")
+	bad := append(holdersAt(0), lockstate.Holder{Entry: lockstate.Entry{HolderID: "x"}, AcquiredAt: "yesterday"})
+	assert.Zero(t, oldestHold(stateWith(bad), now), "an unreadable acquiredAt")
+}
+
 // read builds a state of the holders at offsets, read at now.
 func stateWith(hs []lockstate.Holder) *lockstate.State {
 	st := lockstate.Empty("seats")

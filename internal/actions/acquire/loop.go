@@ -284,7 +284,8 @@ func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
 func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
 	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
-		Queued: len(s.Queue), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
+		Queued: len(s.Queue), OldestHold: oldestHold(s, now),
+		Burst: coArrivals(s, now) >= burstFactor*max(q.cfg.MaxHolders, 1), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
 	q.releaseForecast(s, &sch)
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)

@@ -8,6 +8,17 @@ const (
 	// max(unit, base/FastDivisor) — 1.5 s at the default 15 s base — so a
 	// freed seat is taken within about two seconds.
 	FastDivisor = 10
+	// NextDivisor: the next waiter (rank 0) polls at max(unit,
+	// base/NextDivisor), 1 s at the default base and with less jitter,
+	// while every holder has held for less than MinForecastHold × base.
+	// The seat idles from its handoff until that waiter's next read, and
+	// on a short hold that gap is a large share of the seat time (about
+	// 7–9% at 1.5–2 s polls on 10 s holds, 6% at 1 s: docs/performance.md
+	// §10). On longer holds the gap is a small share, and holds of a
+	// minute or more are forecast (forecast.go). Not while a burst shows
+	// in the queue: its joins change the state every second or two, and
+	// each faster read of a changed (or lagging) version is a charged 200.
+	NextDivisor = 15
 	// MaxFastSlots bounds how many queue ranks poll fast, whatever
 	// maxHolders is, so the organization's request rate stays bounded.
 	MaxFastSlots = 4
@@ -72,6 +83,12 @@ type Schedule struct {
 	// budgets are FastBudgetPerMinute and TailBudgetPerMinute times Share.
 	// 0 (or anything above 1) means 1.
 	Share float64
+	// OldestHold is how long the longest-held current holder has held its
+	// seat (0: no holder, or unknown).
+	OldestHold time.Duration
+	// Burst reports a burst visible in the queue (burstFactor × Seats
+	// entries that started within burstWindow of now, coArrivals).
+	Burst bool
 	// HoldEstimate, when positive, is how long a holder keeps its seat
 	// (observed by this waiter); a far waiter's interval is at least half
 	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
@@ -95,7 +112,10 @@ type Schedule struct {
 //     (Rank+1) × H(n) × 60 s / FastBudgetPerMinute), n = min(FastRanks,
 //     Queued) and H(n) = 1 + 1/2 + … + 1/n (rank r's share of the fast
 //     budget is 1/(r+1) of the head's), plus up to a third of it in jitter
-//     (1.5–2.0 s by default up to 4 seats). A fast rank at or past Seats,
+//     (1.5–2.0 s by default up to 4 seats). Rank 0, while every holder has
+//     held for less than MinForecastHold × Base (OldestHold) and no Burst
+//     shows, polls at max(Unit, Base/NextDivisor) instead, within the same
+//     budget, plus up to a quarter of it (1.0–1.25 s by default). A fast rank at or past Seats,
 //     which needs a holder admitted after now to release first, waits at
 //     least (Rank − Seats + 2) × max(Unit, Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
@@ -131,6 +151,10 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
+		next := s.Rank == 0 && !s.Burst && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
+		if next {
+			d = max(unit, base/NextDivisor)
+		}
 		budget := time.Duration(0)
 		if s.Queued > 0 {
 			// The fast budget is shared by rank: rank r gets a 1/(r+1)
@@ -146,6 +170,10 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		switch {
 		case s.Forecast:
 			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
+		case next:
+			// One waiter of the lock polls at this rank: its jitter need
+			// not spread a crowd, and all of it is notice.
+			spread = d / 4
 		case s.Rank >= seats:
 			// Rank r needs r + 1 releases before a seat can be handed to
 			// it, and only Seats holders are there to release now: the

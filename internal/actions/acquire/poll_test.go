@@ -46,6 +46,19 @@ func TestPollDelay(t *testing.T) {
 		{"sooner cooldown wins", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: 4 * s}, 0.5, 4*s + 125*time.Millisecond},
 		{"later cooldown is ignored", Schedule{Base: base, Rank: 0, Seats: 1, UntilCooldown: 10 * s}, 0, 1500 * time.Millisecond},
 		{"cooldown jitter stays under 250 ms", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: s}, 0.9999999, s + 249*time.Millisecond},
+		// The next waiter of short holds (every holder younger than
+		// MinForecastHold × base = 60 s) polls at base/NextDivisor.
+		{"the next waiter of young holders polls every second", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
+		{"with a quarter of it in jitter", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0.999, 1250 * time.Millisecond},
+		{"not once a holder has held a minute", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute}, 0, 1500 * time.Millisecond},
+		{"not without a holder's age", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4}, 0, 1500 * time.Millisecond},
+		{"not while a burst churns the state", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 12, OldestHold: 10 * s, Burst: true}, 0, 1500 * time.Millisecond},
+		{"not the second rank", Schedule{Base: base, Rank: 1, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 1500 * time.Millisecond},
+		// H(4) = 2.0833: at a quarter share the head's budget is 2.0833 ×
+		// 60 s / 75 reads.
+		{"still inside the fast budget at apiShare", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Share: 0.25}, 0, 1667 * time.Millisecond},
+		{"never below one unit", Schedule{Base: 10 * s, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
+		{"a forecast still decides", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Forecast: true, UntilRelease: 20 * s, ReleaseMargin: 10 * s}, 0, 10 * s},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,19 +89,21 @@ func TestPollScheduleBoundsTheOrganizationRequestRate(t *testing.T) {
 // less; every rank of the whole queue together stays inside both budgets.
 func TestFastRanksStayInsideTheFastBudget(t *testing.T) {
 	t.Parallel()
-	for _, seats := range []int{1, 2, 4, 8, 16, 64, 500} {
-		for _, queued := range []int{1, 3, 10, 50, 200, 1000} {
-			fast, all := 0.0, 0.0
-			for rank := range queued {
-				d := PollDelay(Schedule{Base: 15 * time.Second, Rank: rank, Seats: seats, Queued: queued}, 0)
-				rate := float64(time.Minute) / float64(d)
-				all += rate
-				if rank < FastRanks(seats) {
-					fast += rate
+	for _, held := range []time.Duration{0, 10 * time.Second} { // the next waiter of young holders polls faster
+		for _, seats := range []int{1, 2, 4, 8, 16, 64, 500} {
+			for _, queued := range []int{1, 3, 10, 50, 200, 1000} {
+				fast, all := 0.0, 0.0
+				for rank := range queued {
+					d := PollDelay(Schedule{Base: 15 * time.Second, Rank: rank, Seats: seats, Queued: queued, OldestHold: held}, 0)
+					rate := float64(time.Minute) / float64(d)
+					all += rate
+					if rank < FastRanks(seats) {
+						fast += rate
+					}
 				}
+				assert.LessOrEqual(t, fast, float64(FastBudgetPerMinute)+1e-6, "held %s, seats %d, queued %d", held, seats, queued)
+				assert.LessOrEqual(t, all, float64(FastBudgetPerMinute+TailBudgetPerMinute)+1e-6, "held %s, seats %d, queued %d", held, seats, queued)
 			}
-			assert.LessOrEqual(t, fast, float64(FastBudgetPerMinute)+1e-6, "seats %d, queued %d", seats, queued)
-			assert.LessOrEqual(t, all, float64(FastBudgetPerMinute+TailBudgetPerMinute)+1e-6, "seats %d, queued %d", seats, queued)
 		}
 	}
 }
