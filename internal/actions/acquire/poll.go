@@ -15,7 +15,10 @@ const (
 	// on a short hold that gap is a large share of the seat time (about
 	// 7–9% at 1.5–2 s polls on 10 s holds, 6% at 1 s: docs/performance.md
 	// §10). On longer holds the gap is a small share, and holds of a
-	// minute or more are forecast (forecast.go). Not while a burst shows
+	// minute or more are forecast (forecast.go); around a forecast release
+	// the next waiter's fast polls run at this interval too (the
+	// forecast's margin is where a release that comes early is noticed).
+	// Not while a burst shows
 	// in the queue: its joins change the state every second or two, and
 	// each faster read of a changed (or lagging) version is a charged 200.
 	NextDivisor = 15
@@ -115,7 +118,8 @@ type Schedule struct {
 //     (1.5–2.0 s by default up to 4 seats). Rank 0, while every holder has
 //     held for less than MinForecastHold × Base (OldestHold) and no Burst
 //     shows, polls at max(Unit, Base/NextDivisor) instead, within the same
-//     budget, plus up to a quarter of it (1.0–1.25 s by default). A fast rank at or past Seats,
+//     budget, plus up to a quarter of it (1.0–1.25 s by default); with a
+//     Forecast (and no Burst) that is its fast interval below. A fast rank at or past Seats,
 //     which needs a holder admitted after now to release first, waits at
 //     least (Rank − Seats + 2) × max(Unit, Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
@@ -151,8 +155,9 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
-		next := s.Rank == 0 && !s.Burst && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
-		if next {
+		head := s.Rank == 0 && !s.Burst
+		next := head && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
+		if next || (head && s.Forecast) {
 			d = max(unit, base/NextDivisor)
 		}
 		budget := time.Duration(0)
