@@ -45,13 +45,20 @@ func coArrivals(s *lockstate.State, now time.Time) int {
 	return n
 }
 
+// burst counts the co-arrivals in s and reports whether they show a burst:
+// at least burstFactor × seats of them.
+func (q *acquirer) burst(s *lockstate.State) (n int, shows bool) {
+	n = coArrivals(s, q.now())
+	return n, n >= burstFactor*max(q.cfg.MaxHolders, 1)
+}
+
 // joinWindow is the window over which a job that will only queue spreads
 // its first join: JoinSpacing per co-arrival once the queue shows a burst
 // (burstFactor × seats co-arrivals), else 0 (join at once). It never delays
 // the join past half the job's expected wait for its turn.
 func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
-	n := coArrivals(s, q.now())
-	if n < burstFactor*max(q.cfg.MaxHolders, 1) {
+	n, shows := q.burst(s)
+	if !shows {
 		return 0
 	}
 	return min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, q.joinETA(s)/2)
@@ -66,8 +73,7 @@ func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
 // (joinETA bounds the widening, never the exponential part).
 func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
 	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
-	n := coArrivals(s, q.now())
-	if n >= burstFactor*max(q.cfg.MaxHolders, 1) {
+	if n, shows := q.burst(s); shows {
 		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, q.joinETA(s)/2))
 	}
 	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))

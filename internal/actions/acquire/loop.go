@@ -283,9 +283,9 @@ func (q *acquirer) notePosition(dec lockstate.AcquireDecision) {
 // pollDelay is the position-aware wait before the next poll.
 func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
+	_, burst := q.burst(s)
 	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
-		Queued: len(s.Queue), OldestHold: oldestHold(s, now),
-		Burst: coArrivals(s, now) >= burstFactor*max(q.cfg.MaxHolders, 1), HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
+		Queued: len(s.Queue), OldestHold: oldestHold(s, now), Burst: burst, HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
 	q.releaseForecast(s, &sch)
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)

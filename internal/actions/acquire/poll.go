@@ -18,9 +18,9 @@ const (
 	// minute or more are forecast (forecast.go); around a forecast release
 	// the next waiter's fast polls run at this interval too (the
 	// forecast's margin is where a release that comes early is noticed).
-	// Not while a burst shows
-	// in the queue: its joins change the state every second or two, and
-	// each faster read of a changed (or lagging) version is a charged 200.
+	// Not while a burst shows in the queue: its joins change the state
+	// every second or two, and each faster read of a changed (or lagging)
+	// version is a charged 200.
 	NextDivisor = 15
 	// MaxFastSlots bounds how many queue ranks poll fast, whatever
 	// maxHolders is, so the organization's request rate stays bounded.
@@ -119,9 +119,10 @@ type Schedule struct {
 //     held for less than MinForecastHold × Base (OldestHold) and no Burst
 //     shows, polls at max(Unit, Base/NextDivisor) instead, within the same
 //     budget, plus up to a quarter of it (1.0–1.25 s by default); with a
-//     Forecast (and no Burst) that is its fast interval below. A fast rank at or past Seats,
-//     which needs a holder admitted after now to release first, waits at
-//     least (Rank − Seats + 2) × max(Unit, Base/FastDivisor), at most Base.
+//     Forecast (and no Burst) that is its fast interval below. A fast rank
+//     at or past Seats, which needs a holder admitted after now to release
+//     first, waits at least (Rank − Seats + 2) × max(Unit,
+//     Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
 //     rank, capped at TailCapFactor × Base, and at least
