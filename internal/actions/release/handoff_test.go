@@ -153,6 +153,11 @@ func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
 					assert.NotContains(t, a.Out.String(), "Using the lock config")
 					require.Len(t, s.Holders, 1, "the config read now allows one seat, which c holds")
 					assert.Equal(t, 1, lockstate.QueuePosition(s, b.HolderID()), "b still waits")
+					// b's acquire ends (cancelled, cleaning up in its
+					// RUNNER_TEMP) before the test's temporary
+					// directories are removed.
+					cancel()
+					<-done
 				}
 			})
 		})
