@@ -200,6 +200,10 @@ func TestAdoptingGuideOnTheEmulator(t *testing.T) {
 	// config read (lockaction.ConfigNoteMaxAge, divergences R13): the
 	// note in the job's RUNNER_TEMP works under a real runner.
 	assert.Contains(t, res.Log, "Using the lock config this job's acquire read")
+	// And with the installation token acquire minted, sealed in RUNNER_TEMP
+	// under the App's key (divergences R14): no mint of its own.
+	assert.Contains(t, res.Log, "Using the installation token this job's acquire step minted")
+	assert.NotRegexp(t, `ghs_[A-Za-z0-9]{16,}`, res.Log, "no installation token in the log")
 }
 
 // readmeWorkflow is the README's consumer workflow with the Windows and

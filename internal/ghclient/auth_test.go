@@ -370,6 +370,68 @@ func TestKnownInstallationSkipsTheLookup(t *testing.T) {
 	assert.Equal(t, KnownInstallation{ID: 8, AccountLogin: "o", AccountID: 99}, got, "looked up, not taken from the partial note")
 }
 
+// TestKnownTokenSkipsTheMint: a token an earlier step of the job minted
+// from the known installation is masked and used while fresh, with no
+// lookup and no mint (issue 23: requests per admitted job); a token within
+// TokenRefreshMargin of its expiry is not used; one GitHub rejects (401) is
+// replaced by a fresh mint and the call replayed; without the installation
+// it names, it is ignored.
+func TestKnownTokenSkipsTheMint(t *testing.T) {
+	t.Parallel()
+	known := KnownInstallation{ID: 7, AccountLogin: "o", AccountID: 99}
+	// Every harness's clock starts at testStart().
+	fresh := &KnownToken{Token: "ghs_noted", ExpiresAt: testStart().Add(30 * time.Minute)}
+
+	t.Run("fresh: used, masked, nothing minted", func(t *testing.T) {
+		t.Parallel()
+		h := appHarness(t, func(c *Config) { c.Installation, c.InstallationToken = &known, fresh })
+		h.srv.on("GET", repoPath, withToken("ghs_noted", reply{body: okRepo}))
+		h.srv.on("GET", repoPath, withToken("ghs_noted", reply{body: okRepo}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
+		assert.Equal(t, []string{"ghs_noted"}, h.masked(), "masked before use")
+		assert.Equal(t, int64(0), h.c.Stats().TokenMints)
+		assert.Len(t, h.srv.requests(), 2, "the two reads only")
+		tok, inst, ok := h.c.InstallationToken()
+		require.True(t, ok)
+		assert.Equal(t, "ghs_noted", tok.Token)
+		assert.Equal(t, known, inst)
+	})
+
+	t.Run("stale: minted anew", func(t *testing.T) {
+		t.Parallel()
+		stale := &KnownToken{Token: "ghs_stale", ExpiresAt: testStart().Add(TokenRefreshMargin - time.Second)}
+		h := appHarness(t, func(c *Config) { c.Installation, c.InstallationToken = &known, stale })
+		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_new"))
+		h.srv.on("GET", repoPath, withToken("ghs_new", reply{body: okRepo}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
+		assert.Equal(t, int64(1), h.c.Stats().TokenMints)
+	})
+
+	t.Run("rejected: minted anew and replayed", func(t *testing.T) {
+		t.Parallel()
+		h := appHarness(t, func(c *Config) { c.Installation, c.InstallationToken = &known, fresh })
+		h.srv.on("GET", repoPath, withToken("ghs_noted", reply{status: 401, body: msg("Bad credentials")}))
+		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_new"))
+		h.srv.on("GET", repoPath, withToken("ghs_new", reply{body: okRepo}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
+		assert.Equal(t, int64(1), h.c.Stats().TokenMints)
+		got, _, ok := h.c.InstallationToken()
+		require.True(t, ok)
+		assert.Equal(t, "ghs_new", got.Token)
+	})
+
+	t.Run("without its installation: ignored", func(t *testing.T) {
+		t.Parallel()
+		h := appHarness(t, func(c *Config) { c.InstallationToken = fresh })
+		h.srv.on("GET", "/repos/o/r/installation", lookupWithAccount(h, 7, "o", 99))
+		h.srv.on("POST", "/app/installations/7/access_tokens", mintOK(h, "ghs_new"))
+		h.srv.on("GET", repoPath, withToken("ghs_new", reply{body: okRepo}))
+		require.NoError(t, h.getRepo(context.Background(), Budget{}))
+		assert.Equal(t, int64(1), h.c.Stats().TokenMints)
+	})
+}
+
 // TestKnownInstallationGoneIsLookedUpAgain: a known installation whose mint
 // answers 404 (uninstalled, or another App's) is looked up once more, and
 // the client then reports the installation it really minted from.

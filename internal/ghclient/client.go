@@ -54,6 +54,12 @@ type Config struct {
 	// is gone or was never this App's) looks it up once, as for any cached
 	// id.
 	Installation *KnownInstallation
+	// InstallationToken, when set with Installation, is a token an earlier
+	// step of the same job minted from that installation (with the same
+	// repositories and permissions): the client uses it while it is fresh
+	// (TokenRefreshMargin before its expiry) instead of minting, masks it
+	// first, and mints anew when it is stale or GitHub rejects it (401).
+	InstallationToken *KnownToken
 	// TokenRepositories and Permissions scope each minted token (writer:
 	// the lock repository's name and contents: write).
 	TokenRepositories []string
@@ -214,6 +220,14 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		if k := cfg.Installation; k != nil && k.ID > 0 && k.AccountID > 0 && k.AccountLogin != "" {
 			a.installID, a.accountLogin, a.accountID = k.ID, k.AccountLogin, k.AccountID
+			if t := cfg.InstallationToken; t != nil && t.Token != "" && !t.ExpiresAt.IsZero() {
+				// Mask before anything else can see or print the token.
+				if c.mask != nil {
+					c.mask(t.Token)
+				}
+				a.token, a.expiresAt, a.gen = t.Token, t.ExpiresAt, 1
+				a.maskedSeen[t.Token] = struct{}{}
+			}
 		}
 		if len(cfg.TokenRepositories) > 0 || cfg.Permissions != nil {
 			a.tokenOpts = &github.InstallationTokenOptions{
@@ -326,6 +340,33 @@ func (c *Client) KnownInstallation() (KnownInstallation, bool) {
 	defer c.app.mu.Unlock()
 	k := KnownInstallation{ID: c.app.installID, AccountLogin: c.app.accountLogin, AccountID: c.app.accountID}
 	return k, k.ID != 0 && k.AccountID != 0
+}
+
+// KnownToken is an installation token with its expiry, as a step of a job
+// minted it: what a later step of the same job passes as
+// Config.InstallationToken so it does not mint again. It is a secret:
+// whoever holds it may write what the token's permissions allow until it
+// expires.
+type KnownToken struct {
+	Token     string
+	ExpiresAt time.Time
+}
+
+// InstallationToken returns the installation token an App client holds and
+// the installation it was minted from, while the token is fresh
+// (TokenRefreshMargin before its expiry); ok is false for a token client,
+// before the first mint and once it is stale.
+func (c *Client) InstallationToken() (KnownToken, KnownInstallation, bool) {
+	if c.app == nil {
+		return KnownToken{}, KnownInstallation{}, false
+	}
+	c.app.mu.Lock()
+	defer c.app.mu.Unlock()
+	a := c.app
+	if !a.fresh(c.clock.Now()) || a.installID == 0 {
+		return KnownToken{}, KnownInstallation{}, false
+	}
+	return KnownToken{Token: a.token, ExpiresAt: a.expiresAt}, KnownInstallation{ID: a.installID, AccountLogin: a.accountLogin, AccountID: a.accountID}, true
 }
 
 // Knobs returns the effective backoff knobs (defaults applied).

@@ -97,12 +97,13 @@ type ClientOptions struct {
 // values printed now, when the client they tune is built), retry warnings
 // and token masking routed to the Actions log.
 func NewWriterClientWith(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions) (*ghclient.Client, error) {
-	return newWriterClient(ctx, a, t, creds, k, opts, nil)
+	return newWriterClient(ctx, a, t, creds, k, opts, nil, nil)
 }
 
 // newWriterClient is NewWriterClientWith minting from known, when set,
-// without a lookup first.
-func newWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions, known *ghclient.KnownInstallation) (*ghclient.Client, error) {
+// without a lookup first, and using token, when set with known, while it is
+// fresh instead of minting.
+func newWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions, known *ghclient.KnownInstallation, token *ghclient.KnownToken) (*ghclient.Client, error) {
 	knobs := k.API
 	for _, w := range k.Warnings {
 		a.Warning(w)
@@ -113,6 +114,7 @@ func newWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCre
 		PrivateKey:             creds.PrivateKey,
 		InstallationRepository: t.Repository(),
 		Installation:           known,
+		InstallationToken:      token,
 		TokenRepositories:      []string{t.Repo},
 		Permissions:            &github.InstallationPermissions{Contents: github.String("write")},
 		Transport:              opts.Transport,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actionio"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
@@ -67,7 +68,21 @@ func RememberInstallation(runnerTemp string, t Target, creds AppCredentials, c *
 // NewJobWriterClient is NewWriterClientWith for a step of a job whose
 // earlier step may have left an installation note in runnerTemp
 // (RememberInstallation): the client mints from that installation instead
-// of looking it up. A mint answered 404 looks it up after all.
+// of looking it up. A mint answered 404 looks it up after all. When that
+// step also left the token it minted from that installation
+// (RememberToken), the client uses it while it is fresh instead of minting,
+// and says so in the log.
 func NewJobWriterClient(ctx context.Context, a *actionio.IO, t Target, creds AppCredentials, k Knobs, opts ClientOptions, runnerTemp string) (*ghclient.Client, error) {
-	return newWriterClient(ctx, a, t, creds, k, opts, readInstallationNote(runnerTemp, t, creds.AppID))
+	known := readInstallationNote(runnerTemp, t, creds.AppID)
+	var noted *ghclient.KnownToken
+	if known != nil {
+		noted = readTokenNote(runnerTemp, t, creds, known.ID)
+	}
+	c, err := newWriterClient(ctx, a, t, creds, k, opts, known, noted)
+	if err == nil && noted != nil {
+		if tok, _, ok := c.InstallationToken(); ok && tok.Token == noted.Token {
+			a.Printf("Using the installation token this job's acquire step minted (it expires at %s).", tok.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+	}
+	return c, err
 }

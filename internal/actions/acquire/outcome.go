@@ -33,6 +33,11 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing}); err != nil {
 		q.a.Warning("Could not record this job's admission for its release step: " + err.Error())
 	}
+	// The release and post steps use this step's installation token while
+	// it is fresh instead of minting their own.
+	if err := lockaction.RememberToken(q.s.RunnerTemp, q.s.Target, q.s.Credentials, q.client); err != nil {
+		q.a.Warning("Could not note this step's installation token for the job's release step (it mints its own): " + err.Error())
+	}
 	q.a.Printf("Acquired %s as %s after %s ms (%d attempts).",
 		q.s.Target.Lock, q.id.HolderID, actionkit.FormatMillis(q.now().Sub(q.started)), q.attempts)
 	return q.report(o)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -407,6 +408,57 @@ func TestBranchIsCheckedOnlyWhenNoStateIsFound(t *testing.T) {
 			assert.Zero(t, w.Em.Metrics().Paths[refPath].Requests)
 		})
 	})
+}
+
+// TestReleaseUsesTheTokenAcquireMinted: release uses the installation
+// token acquire minted (sealed in RUNNER_TEMP under a key only the App's
+// private key gives) while it is fresh, and says so; a token that has
+// expired meanwhile, or a note that is gone, costs one mint (divergences
+// R14).
+func TestReleaseUsesTheTokenAcquireMinted(t *testing.T) {
+	mints := func(w *actiontest.World) (n int64) {
+		for p, m := range w.Em.Metrics().Paths {
+			if strings.HasPrefix(p, "POST /app/installations/") {
+				n += m.Requests
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		drop  bool
+		mints int64
+	}{
+		{"ten minutes after acquire: its token", 10 * time.Minute, false, 0},
+		{"56 minutes after: its token expires within five, a mint", 56 * time.Minute, false, 1},
+		{"no token note: a mint", 10 * time.Minute, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "token-*.json"))
+				require.NoError(t, err)
+				require.Len(t, notes, 1, "acquire left one token note")
+				if tc.drop {
+					require.NoError(t, os.Remove(notes[0]))
+				}
+				time.Sleep(tc.after)
+				w.Em.ResetMetrics()
+				require.NoError(t, rel(j))
+				assert.Equal(t, "true", j.Outputs()["released"])
+				assert.Empty(t, w.State().Holders)
+				assert.Equal(t, tc.mints, mints(w))
+				if tc.mints == 0 {
+					assert.Contains(t, j.Out.String(), "Using the installation token this job's acquire step minted")
+				} else {
+					assert.NotContains(t, j.Out.String(), "Using the installation token")
+				}
+			})
+		})
+	}
 }
 
 // TestReleaseMintsFromTheInstallationAcquireLookedUp: the release step of a
