@@ -8,20 +8,22 @@ const (
 	// max(unit, base/FastDivisor) — 1.5 s at the default 15 s base — so a
 	// freed seat is taken within about two seconds.
 	FastDivisor = 10
-	// NextDivisor: the next waiter (rank 0) polls at max(unit,
-	// base/NextDivisor), 1 s at the default base and with less jitter,
-	// while every holder has held for less than MinForecastHold × base.
-	// The seat idles from its handoff until that waiter's next read, and
-	// on a short hold that gap is a large share of the seat time (about
-	// 7–9% at 1.5–2 s polls on 10 s holds, 6% at 1 s: docs/performance.md
-	// §10). On longer holds the gap is a small share, and holds of a
-	// minute or more are forecast (forecast.go); around a forecast release
-	// the next waiter's fast polls run at this interval too (the
-	// forecast's margin is where a release that comes early is noticed).
-	// Not while a burst shows in the queue: its joins change the state
-	// every second or two, and each faster read of a changed (or lagging)
-	// version is a charged 200.
-	NextDivisor = 15
+	// NextDivisor: the next interval is max(3/4 unit, base/NextDivisor),
+	// 0.75 s at the default base. While every holder has held for less
+	// than MinForecastHold × base, the waiters a release may hand a seat
+	// to now (rank < Seats) poll at it, a third of it slower per rank
+	// (the next waiter 0.75 s, rank 1 1 s, never slower than the fast
+	// interval), with less jitter. A handed seat idles until its waiter's
+	// next read, and on a short hold that gap is a large share of the seat
+	// time (about 7–9% at 1.5–2 s polls on 10 s holds, about 5% at these:
+	// docs/performance.md §10). On longer holds the gap is a small share,
+	// and holds of a minute or more are forecast (forecast.go); around a
+	// forecast release the next waiter's fast polls run at the next
+	// interval (the forecast's margin is where a release that comes early
+	// is noticed). Not while a burst shows in the queue: its joins change
+	// the state every second or two, and each faster read of a changed (or
+	// lagging) version is a charged 200.
+	NextDivisor = 20
 	// MaxFastSlots bounds how many queue ranks poll fast, whatever
 	// maxHolders is, so the organization's request rate stays bounded.
 	MaxFastSlots = 4
@@ -115,13 +117,15 @@ type Schedule struct {
 //     (Rank+1) × H(n) × 60 s / FastBudgetPerMinute), n = min(FastRanks,
 //     Queued) and H(n) = 1 + 1/2 + … + 1/n (rank r's share of the fast
 //     budget is 1/(r+1) of the head's), plus up to a third of it in jitter
-//     (1.5–2.0 s by default up to 4 seats). Rank 0, while every holder has
-//     held for less than MinForecastHold × Base (OldestHold) and no Burst
-//     shows, polls at max(Unit, Base/NextDivisor) instead, within the same
-//     budget, plus up to a quarter of it (1.0–1.25 s by default); with a
-//     Forecast (and no Burst) that is its fast interval below. A fast rank
-//     at or past Seats, which needs a holder admitted after now to release
-//     first, waits at least (Rank − Seats + 2) × max(Unit,
+//     (1.5–2.0 s by default up to 4 seats). A rank r below Seats, while
+//     every holder has held for less than MinForecastHold × Base
+//     (OldestHold) and no Burst shows, polls at the next interval
+//     max(3/4 Unit, Base/NextDivisor) × (3 + r) / 3 instead, when that is
+//     shorter, within the same budget, plus up to a quarter of it (rank 0
+//     0.75–0.94 s, rank 1 1.0–1.25 s by default); with a Forecast (and no
+//     Burst) the next waiter's fast interval below is the next interval. A
+//     fast rank at or past Seats, which needs a holder admitted after now
+//     to release first, waits at least (Rank − Seats + 2) × max(Unit,
 //     Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
@@ -156,10 +160,13 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
-		head := s.Rank == 0 && !s.Burst
-		next := head && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
-		if next || (head && s.Forecast) {
-			d = max(unit, base/NextDivisor)
+		// The waiters a release may hand a seat to now (rank < Seats) of
+		// holds younger than MinForecastHold × base, and the next waiter
+		// around a forecast release, poll at the next interval, one third
+		// of it slower per rank (never slower than the fast interval).
+		next := s.Rank < seats && !s.Burst && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
+		if next || (s.Rank == 0 && !s.Burst && s.Forecast) {
+			d = min(d, max(unit*3/4, base/NextDivisor)*time.Duration(3+s.Rank)/3)
 		}
 		budget := time.Duration(0)
 		if s.Queued > 0 {
@@ -177,8 +184,8 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		case s.Forecast:
 			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
 		case next:
-			// One waiter of the lock polls at this rank: its jitter need
-			// not spread a crowd, and all of it is notice.
+			// A few waiters poll at these ranks: their jitter need not
+			// spread a crowd, and all of it is notice.
 			spread = d / 4
 		case s.Rank >= seats:
 			// Rank r needs r + 1 releases before a seat can be handed to

@@ -46,18 +46,21 @@ func TestPollDelay(t *testing.T) {
 		{"sooner cooldown wins", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: 4 * s}, 0.5, 4*s + 125*time.Millisecond},
 		{"later cooldown is ignored", Schedule{Base: base, Rank: 0, Seats: 1, UntilCooldown: 10 * s}, 0, 1500 * time.Millisecond},
 		{"cooldown jitter stays under 250 ms", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: s}, 0.9999999, s + 249*time.Millisecond},
-		// The next waiter of short holds (every holder younger than
-		// MinForecastHold × base = 60 s) polls at base/NextDivisor.
-		{"the next waiter of young holders polls every second", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
-		{"with a quarter of it in jitter", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0.999, 1250 * time.Millisecond},
+		// The waiters a release may hand a seat to now, on holds younger
+		// than MinForecastHold × base = 60 s, poll at base/NextDivisor,
+		// a third of it slower per rank.
+		{"the next waiter of young holders polls every 0.75 s", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 750 * time.Millisecond},
+		{"with a quarter of it in jitter", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0.999, 937 * time.Millisecond},
+		{"the second of two seats every second", Schedule{Base: base, Rank: 1, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
+		{"never slower than the fast interval", Schedule{Base: base, Rank: 10, Seats: 16, OldestHold: 10 * s}, 0, 1500 * time.Millisecond},
+		{"not a rank past the seats", Schedule{Base: base, Rank: 2, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 3 * s},
 		{"not once a holder has held a minute", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute}, 0, 1500 * time.Millisecond},
 		{"not without a holder's age", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4}, 0, 1500 * time.Millisecond},
 		{"not while a burst churns the state", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 12, OldestHold: 10 * s, Burst: true}, 0, 1500 * time.Millisecond},
-		{"not the second rank", Schedule{Base: base, Rank: 1, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 1500 * time.Millisecond},
 		// H(4) = 2.0833: at a quarter share the head's budget is 2.0833 ×
 		// 60 s / 75 reads.
 		{"still inside the fast budget at apiShare", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Share: 0.25}, 0, 1667 * time.Millisecond},
-		{"never below one unit", Schedule{Base: 10 * s, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
+		{"never below three quarters of a unit", Schedule{Base: 10 * s, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 750 * time.Millisecond},
 		{"a forecast still decides", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Forecast: true, UntilRelease: 20 * s, ReleaseMargin: 10 * s}, 0, 10 * s},
 	}
 	for _, tc := range cases {
