@@ -144,13 +144,13 @@ func TestPollDelayAroundAForecastRelease(t *testing.T) {
 		{"asleep far from the release, at most base", fc(10*time.Minute, 2*time.Minute), base},
 		{"asleep until the earliest the release may come", fc(20*s, 10*s), 10 * s},
 		{"fast between the earliest and the forecast", second(fc(8*s, 10*s)), 1500 * time.Millisecond},
-		{"the next waiter's fast polls are its own interval", fc(8*s, 10*s), 750 * time.Millisecond},
+		{"the next waiter's fast polls are a third slower than the next interval", fc(8*s, 10*s), s},
 		{"but not in a burst", burst(fc(8*s, 10*s)), 1500 * time.Millisecond},
 		{"no fast poll runs past the window", burst(fc(1600*time.Millisecond, 10*s)), 1100 * time.Millisecond},
 		{"the window polls every half second", fc(500*time.Millisecond, 10*s), 500 * time.Millisecond},
 		{"overdue, the window widens by a quarter of the time overdue", burst(fc(-2*s, 10*s)), 1 * s},
 		{"back to the fast interval", second(fc(-time.Minute, 10*s)), 1500 * time.Millisecond},
-		{"the next waiter's, when it is next", fc(-time.Minute, 10*s), 750 * time.Millisecond},
+		{"the next waiter's, when it is next", fc(-time.Minute, 10*s), s},
 		{"a sooner cooldown still wins", Schedule{Base: base, Rank: 0, Seats: 2, Forecast: true, UntilRelease: time.Hour, UntilCooldown: 3 * s}, 3 * s},
 	}
 	for _, tc := range cases {
