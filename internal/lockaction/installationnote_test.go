@@ -2,11 +2,7 @@ package lockaction
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"os"
 	"testing"
 
@@ -22,9 +18,7 @@ import (
 // would refuse is not used (the step looks the installation up and the pin
 // decides on GitHub's answer).
 func TestInstallationNote(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	pemKey := testPEM(t)
 	target := Target{Owner: "acme", Repo: "build-lock", Lock: "seats", Branch: "lock-state", APIURL: "https://api.github.com", SameOwner: true, CallerOwnerID: 7001}
 	creds := AppCredentials{AppID: 12, PrivateKey: pemKey}
 	known := ghclient.KnownInstallation{ID: 55, AccountLogin: "acme", AccountID: 7001}
