@@ -173,3 +173,50 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// CachedResponse is a 200 the client's ETag cache holds for one GET: what a
+// later step of the same job may seed its own cache with
+// (Client.SeedCachedResponse) so its first read of that URL is conditional.
+// GitHub's ETags are token-specific, so that read is answered 304 only when
+// the step uses the same token and the resource has not changed; the body is
+// then served from the seed, and the caller must trust the seed as it would
+// the earlier step's read (lockaction authenticates it).
+type CachedResponse struct {
+	// URL and Accept are the GET's (the cache's key).
+	URL    string      `json:"url"`
+	Accept string      `json:"accept"`
+	ETag   string      `json:"etag"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body"`
+}
+
+// CachedResponse returns the cache's 200 for a GET of url with accept, if
+// the client has an ETag cache and holds one.
+func (c *Client) CachedResponse(url, accept string) (CachedResponse, bool) {
+	if c.cache == nil {
+		return CachedResponse{}, false
+	}
+	e := c.cache.get(url + "\x00" + accept)
+	if e == nil {
+		return CachedResponse{}, false
+	}
+	h := http.Header{}
+	if ct := e.header.Get("Content-Type"); ct != "" {
+		h.Set("Content-Type", ct)
+	}
+	return CachedResponse{URL: url, Accept: accept, ETag: e.etag, Header: h, Body: bytes.Clone(e.body)}, true
+}
+
+// SeedCachedResponse puts r in the client's ETag cache (a no-op without a
+// cache, an ETag or a URL), so the next GET of r.URL with r.Accept sends
+// If-None-Match: r.ETag and a 304 is served r.Body.
+func (c *Client) SeedCachedResponse(r CachedResponse) {
+	if c.cache == nil || r.URL == "" || r.ETag == "" || len(r.Body) > maxCachedBodyBytes {
+		return
+	}
+	h := r.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	c.cache.put(&etagEntry{key: r.URL + "\x00" + r.Accept, etag: r.ETag, header: h, body: bytes.Clone(r.Body)})
+}

@@ -98,3 +98,61 @@ func TestETagCacheCanBeDisabled(t *testing.T) {
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 	require.NoError(t, h.getRepo(context.Background(), Budget{}))
 }
+
+// TestCachedResponseSeedsAnotherClient: one client's cached 200, seeded into
+// another (a later step of the job), makes that client's first GET of the
+// URL conditional, and a 304 is served the seeded body; a seed without an
+// ETag or for another URL changes nothing.
+func TestCachedResponseSeedsAnotherClient(t *testing.T) {
+	t.Parallel()
+	first := newHarness(t, nil)
+	first.srv.on("GET", repoPath, reply{body: okRepo, header: hdr("ETag", `"v1"`, "Content-Type", "application/json")})
+	req, err := first.c.GitHub().NewRequest(http.MethodGet, "repos/o/r", nil)
+	require.NoError(t, err)
+	_, ok := first.c.CachedResponse(req.URL.String(), req.Header.Get("Accept"))
+	assert.False(t, ok, "nothing cached yet")
+	// The store's way: its own request (default Accept), sent with BareDo.
+	get := func(h *harness) *github.Repository {
+		repo := new(github.Repository)
+		require.NoError(t, h.c.Do(context.Background(), Op{Name: "GET repos o/r"}, func(ctx context.Context) (*github.Response, error) {
+			req, err := h.c.GitHub().NewRequest(http.MethodGet, "repos/o/r", nil)
+			if err != nil {
+				return nil, err
+			}
+			return h.c.GitHub().Do(ctx, req, repo)
+		}))
+		return repo
+	}
+	get(first)
+	cached, ok := first.c.CachedResponse(req.URL.String(), req.Header.Get("Accept"))
+	require.True(t, ok)
+	assert.Equal(t, `"v1"`, cached.ETag)
+	assert.Equal(t, http.Header{"Content-Type": {"application/json"}}, cached.Header, "only the content type is kept")
+
+	// Each harness serves on its own port: the seed names this one's URL,
+	// as acquire's answer names the URL release reads.
+	at := func(h *harness) CachedResponse {
+		r, err := h.c.GitHub().NewRequest(http.MethodGet, "repos/o/r", nil)
+		require.NoError(t, err)
+		seed := cached
+		seed.URL = r.URL.String()
+		return seed
+	}
+	second := newHarness(t, nil)
+	second.c.SeedCachedResponse(CachedResponse{URL: "http://elsewhere/repos/o/r", Accept: cached.Accept, ETag: `"v1"`, Body: cached.Body})
+	noETag := at(second)
+	noETag.ETag = ""
+	second.c.SeedCachedResponse(noETag)
+	second.srv.on("GET", repoPath, reply{body: okRepo, header: hdr("ETag", `"v1"`), check: func(t *testing.T, r *http.Request, _ []byte) {
+		assert.Empty(t, r.Header.Get("If-None-Match"), "no usable seed: unconditional")
+	}})
+	get(second)
+
+	third := newHarness(t, nil)
+	third.c.SeedCachedResponse(at(third))
+	third.srv.on("GET", repoPath, reply{status: 304, check: func(t *testing.T, r *http.Request, _ []byte) {
+		assert.Equal(t, `"v1"`, r.Header.Get("If-None-Match"), "the seed's ETag")
+	}})
+	assert.Equal(t, "r", get(third).GetName(), "the seeded body, after GitHub's 304")
+	assert.Equal(t, int64(1), third.c.Stats().NotModified)
+}

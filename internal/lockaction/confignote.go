@@ -34,6 +34,12 @@ type configNote struct {
 	Lock       string    `json:"lock"`
 	ReadAt     time.Time `json:"readAt"`
 	Content    []byte    `json:"content"`
+	// Response is the client's cached answer to that read (its ETag and
+	// body), when it had one: a later step that uses the same token
+	// (tokennote.go) seeds its cache with it, so its own read of the file
+	// is conditional and costs no primary rate limit when the file has not
+	// changed (SeedNotedConfig).
+	Response *ghclient.CachedResponse `json:"response,omitempty"`
 	// MAC is the HMAC of the note's JSON with MAC empty (configNoteMAC).
 	MAC []byte `json:"mac,omitempty"`
 }
@@ -76,18 +82,48 @@ func configNotePath(dir string, t Target) string {
 // for the job's later steps, authenticated with creds' private key.
 // Failing to write it only costs them one read, so callers warn and go on;
 // without a private key it writes nothing.
-func RememberConfig(runnerTemp string, t Target, creds AppCredentials, readAt time.Time, content []byte) error {
+func RememberConfig(runnerTemp string, t Target, creds AppCredentials, readAt time.Time, content []byte, resp *ghclient.CachedResponse) error {
 	p := configNotePath(runnerTemp, t)
 	if p == "" || content == nil || len(creds.PrivateKey) == 0 {
 		return nil
 	}
-	n := configNote{APIURL: t.APIURL, Repository: t.Repository(), Lock: t.Lock, ReadAt: readAt.UTC(), Content: content}
+	n := configNote{APIURL: t.APIURL, Repository: t.Repository(), Lock: t.Lock, ReadAt: readAt.UTC(), Content: content, Response: resp}
 	n.MAC = configNoteMAC(creds, n)
 	data, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
 	return WriteMarkerFile(p, data)
+}
+
+// SeedNotedConfig seeds st's client with the answer to the config read an
+// earlier step of this job noted (RememberConfig), whatever its age, when
+// the note's MAC verifies under creds' private key: the step's own config
+// read is then conditional, and answered 304 (no primary rate limit) when
+// it uses the same token and the file has not changed. The body is only
+// ever served after GitHub's 304 for this token, and only from a note the
+// App's key authenticated, so a step without the key cannot make a read
+// return a config GitHub does not hold.
+func SeedNotedConfig(runnerTemp string, t Target, creds AppCredentials, st *store.Store) {
+	n, ok := verifiedConfigNote(runnerTemp, t, creds)
+	if !ok || n.Response == nil {
+		return
+	}
+	st.SeedConfigResponse(*n.Response)
+}
+
+// verifiedConfigNote is the config note of t's lock when it is for this
+// API, repository and lock, has content, and its MAC verifies under creds'
+// private key.
+func verifiedConfigNote(runnerTemp string, t Target, creds AppCredentials) (configNote, bool) {
+	var n configNote
+	if !readNoteFile(configNotePath(runnerTemp, t), &n) || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
+		return configNote{}, false
+	}
+	if want := configNoteMAC(creds, n); want == nil || !hmac.Equal(n.MAC, want) {
+		return configNote{}, false
+	}
+	return n, true
 }
 
 // RecentConfig returns the lock config file an earlier step of this job
@@ -97,11 +133,8 @@ func RememberConfig(runnerTemp string, t Target, creds AppCredentials, readAt ti
 // lock, one without content, one from the future or one that old or older
 // is not used: the caller reads the file.
 func RecentConfig(runnerTemp string, t Target, creds AppCredentials, now time.Time) (content []byte, age time.Duration, ok bool) {
-	var n configNote
-	if !readNoteFile(configNotePath(runnerTemp, t), &n) || n.APIURL != t.APIURL || n.Repository != t.Repository() || n.Lock != t.Lock || len(n.Content) == 0 {
-		return nil, 0, false
-	}
-	if want := configNoteMAC(creds, n); want == nil || !hmac.Equal(n.MAC, want) {
+	n, ok := verifiedConfigNote(runnerTemp, t, creds)
+	if !ok {
 		return nil, 0, false
 	}
 	age = now.Sub(n.ReadAt)

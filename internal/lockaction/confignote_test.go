@@ -28,12 +28,12 @@ func TestConfigNote(t *testing.T) {
 		return ok
 	}
 
-	require.NoError(t, RememberConfig(dir, target, creds, read, nil), "a file that was not read leaves no note")
+	require.NoError(t, RememberConfig(dir, target, creds, read, nil, nil), "a file that was not read leaves no note")
 	assert.False(t, recent(target, creds, read))
-	require.NoError(t, RememberConfig(dir, target, AppCredentials{}, read, content), "no key, no note")
+	require.NoError(t, RememberConfig(dir, target, AppCredentials{}, read, content, nil), "no key, no note")
 	assert.False(t, recent(target, creds, read))
 
-	require.NoError(t, RememberConfig(dir, target, creds, read, content))
+	require.NoError(t, RememberConfig(dir, target, creds, read, content, nil))
 	got, age, ok := RecentConfig(dir, target, creds, read.Add(10*time.Second))
 	require.True(t, ok)
 	assert.Equal(t, content, got)

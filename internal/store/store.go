@@ -475,18 +475,45 @@ func (s *Store) readFile(ctx context.Context, path, ref string) ([]byte, string,
 	return bytes.Clone(memo.content), memo.sha, nil
 }
 
+// contentsRequest is the GET GetContents builds for path at ref: the path
+// escaped as a URL path, ?ref=.
+func (s *Store) contentsRequest(path, ref string) (*http.Request, error) {
+	u := fmt.Sprintf("repos/%s/%s/contents/%s", s.opts.Owner, s.opts.Repo, (&url.URL{Path: path}).String())
+	if ref != "" {
+		u += "?ref=" + url.QueryEscape(ref)
+	}
+	return s.opts.Client.GitHub().NewRequest(http.MethodGet, u, nil)
+}
+
+// ConfigResponse is the client's cached answer to the config read
+// (ghclient.Client.CachedResponse), for a later step of the job to seed its
+// own cache with (lockaction.RememberConfig).
+func (s *Store) ConfigResponse() (ghclient.CachedResponse, bool) {
+	req, err := s.contentsRequest(s.ConfigPath(), "")
+	if err != nil {
+		return ghclient.CachedResponse{}, false
+	}
+	return s.opts.Client.CachedResponse(req.URL.String(), req.Header.Get("Accept"))
+}
+
+// SeedConfigResponse puts r, an earlier step's answer to the config read
+// (ConfigResponse), in the client's cache when it is for this store's
+// config URL, so the next config read is conditional.
+func (s *Store) SeedConfigResponse(r ghclient.CachedResponse) {
+	req, err := s.contentsRequest(s.ConfigPath(), "")
+	if err != nil || r.URL != req.URL.String() || r.Accept != req.Header.Get("Accept") {
+		return
+	}
+	s.opts.Client.SeedCachedResponse(r)
+}
+
 // getContents is one GET /repos/{o}/{r}/contents/{path} attempt, decoded as
 // go-github's RepositoriesService.GetContents would decode it. A body
 // byte-identical to the last one decoded for the same path and ref (the ETag
 // cache's copy after a 304) reuses that decode.
 func (s *Store) getContents(ctx context.Context, path, ref string) (readMemo, *github.Response, error) {
 	gh := s.opts.Client.GitHub()
-	// The URL GetContents builds: the path escaped as a URL path, ?ref=.
-	u := fmt.Sprintf("repos/%s/%s/contents/%s", s.opts.Owner, s.opts.Repo, (&url.URL{Path: path}).String())
-	if ref != "" {
-		u += "?ref=" + url.QueryEscape(ref)
-	}
-	req, err := gh.NewRequest(http.MethodGet, u, nil)
+	req, err := s.contentsRequest(path, ref)
 	if err != nil {
 		return readMemo{}, nil, err
 	}

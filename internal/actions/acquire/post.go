@@ -70,9 +70,14 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 		// (lockaction.ConfigNoteMaxAge): one request less.
 		a.Println(fmt.Sprintf("Using the lock config the main step read %s ago.", age.Round(time.Second)))
 		cfg, warnings = snap.Config, snap.Warnings
-	} else if cfg, warnings, err = st.LoadConfig(ctx); err != nil {
-		a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())
-		cfg = lockstate.DefaultConfig()
+	} else {
+		// A conditional read with the main step's answer (a 304 while
+		// the file is unchanged and the token is the main step's).
+		lockaction.SeedNotedConfig(s.RunnerTemp, t, creds, st)
+		if cfg, warnings, err = st.LoadConfig(ctx); err != nil {
+			a.Warning("Build-lock post cleanup uses the default lock config: " + err.Error())
+			cfg = lockstate.DefaultConfig()
+		}
 	}
 	if err := lockaction.CheckOwnerPin(t, client); err != nil {
 		return err

@@ -324,7 +324,11 @@ func (q *acquirer) refreshConfig(ctx context.Context, initial bool) error {
 	q.cfgAt = q.now()
 	// The job's release and post step clean up with this read while it is
 	// recent instead of reading the file again (confignote.go).
-	if err := lockaction.RememberConfig(q.s.RunnerTemp, q.s.Target, q.s.Credentials, q.cfgAt, snap.Content); err != nil {
+	var resp *ghclient.CachedResponse
+	if r, ok := q.st.ConfigResponse(); ok {
+		resp = &r
+	}
+	if err := lockaction.RememberConfig(q.s.RunnerTemp, q.s.Target, q.s.Credentials, q.cfgAt, snap.Content, resp); err != nil {
 		q.a.Warning("Could not note the lock config for this job's later steps (each reads it again): " + err.Error())
 	}
 	if initial && snap.Missing {

@@ -410,6 +410,62 @@ func TestBranchIsCheckedOnlyWhenNoStateIsFound(t *testing.T) {
 	})
 }
 
+// TestReleaseReadsTheConfigConditionallyWithAcquiresAnswer: a release whose
+// job held its seat longer than a minute reads the config again, but
+// conditionally with acquire's noted answer under acquire's token: a 304,
+// no primary rate limit, while the file is unchanged. A changed file, a
+// minted token (ETags are token-specific) or a note a step without the
+// App's key edited gets a full read.
+func TestReleaseReadsTheConfigConditionallyWithAcquiresAnswer(t *testing.T) {
+	const configGET = "GET /repos/acme/build-lock/contents/locks/" + actiontest.Lock + ".config.json"
+	for _, tc := range []struct {
+		name          string
+		after         time.Duration
+		change, forge bool
+		notModified   int64
+	}{
+		{"two minutes after acquire, unchanged: a 304", 2 * time.Minute, false, false, 1},
+		{"the file changed: a full read of the new file", 2 * time.Minute, true, false, 0},
+		{"56 minutes after, a new token: a full read", 56 * time.Minute, false, false, 0},
+		{"a note whose answer a step without the key edited: a full read", 2 * time.Minute, false, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
+				j := w.NewJob("build", "runner-1")
+				hold(t, j)
+				if tc.change {
+					w.SetConfig(`{"maxHolders":2}`)
+				}
+				if tc.forge {
+					notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "config-*.json"))
+					require.NoError(t, err)
+					require.Len(t, notes, 1)
+					data, err := os.ReadFile(notes[0])
+					require.NoError(t, err)
+					var note map[string]any
+					require.NoError(t, json.Unmarshal(data, &note))
+					resp, ok := note["response"].(map[string]any)
+					require.True(t, ok, "acquire noted its answer")
+					resp["body"] = []byte(`{"forged":true}`)
+					data, err = json.Marshal(note)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
+				}
+				time.Sleep(tc.after)
+				w.Em.ResetMetrics()
+				require.NoError(t, rel(j))
+				assert.Equal(t, "true", j.Outputs()["released"])
+				assert.Empty(t, w.State().Holders)
+				m := w.Em.Metrics().Paths[configGET]
+				assert.Equal(t, int64(1), m.Requests, "one config read")
+				assert.Equal(t, tc.notModified, m.NotModified)
+				assert.Equal(t, 1-tc.notModified, m.Charged)
+			})
+		})
+	}
+}
+
 // TestReleaseUsesTheTokenAcquireMinted: release uses the installation
 // token acquire minted (sealed in RUNNER_TEMP under a key only the App's
 // private key gives) while it is fresh, and says so; a token that has

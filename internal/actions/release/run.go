@@ -247,6 +247,10 @@ func (r *releaser) config(ctx context.Context, creds lockaction.AppCredentials, 
 	if err != nil {
 		return lockstate.Config{}, nil, err
 	}
+	// A conditional read with acquire's answer: a 304, which costs no
+	// primary rate limit, while the file is unchanged and this step uses
+	// acquire's token (lockaction.SeedNotedConfig).
+	lockaction.SeedNotedConfig(r.s.RunnerTemp, r.s.Target, creds, cfgStore)
 	cfg, warnings, err := cfgStore.LoadConfig(ctx)
 	if err != nil {
 		if !unrecorded(err) {
