@@ -117,25 +117,14 @@ func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
 
 				w.SetConfig(`{"maxHolders":1,"runnerSerialization":true}`)
 				if tc.dropInstall {
-					notes, err := filepath.Glob(filepath.Join(a.Env["RUNNER_TEMP"], "ambiguous-build-lock", "installation-*.json"))
-					require.NoError(t, err)
-					require.Len(t, notes, 1)
-					require.NoError(t, os.Remove(notes[0]))
+					require.NoError(t, os.Remove(noteFile(t, a, "installation-")))
 				}
 				if tc.forge {
 					// A build step raises the noted seat count; it cannot
 					// recompute the MAC without the App's private key.
-					notes, err := filepath.Glob(filepath.Join(a.Env["RUNNER_TEMP"], "ambiguous-build-lock", "config-*.json"))
-					require.NoError(t, err)
-					require.Len(t, notes, 1)
-					data, err := os.ReadFile(notes[0])
-					require.NoError(t, err)
-					var note map[string]any
-					require.NoError(t, json.Unmarshal(data, &note))
-					note["content"] = []byte(`{"maxHolders":9,"runnerSerialization":true}`)
-					data, err = json.Marshal(note)
-					require.NoError(t, err)
-					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
+					editNote(t, noteFile(t, a, "config-"), func(note map[string]any) {
+						note["content"] = []byte(`{"maxHolders":9,"runnerSerialization":true}`)
+					})
 				}
 				time.Sleep(tc.after - time.Second)
 				w.Em.ResetMetrics()
@@ -162,4 +151,28 @@ func TestReleaseCleansUpWithTheConfigAcquireRead(t *testing.T) {
 			})
 		})
 	}
+}
+
+// noteFile is the one note acquire left for job j whose name starts with
+// prefix ("installation-", "config-", "token-") in its RUNNER_TEMP.
+func noteFile(t *testing.T, j *actiontest.Job, prefix string) string {
+	t.Helper()
+	notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", prefix+"*.json"))
+	require.NoError(t, err)
+	require.Len(t, notes, 1, "acquire left one %s note", prefix)
+	return notes[0]
+}
+
+// editNote rewrites the JSON note at path through edit, as a build step
+// without the App's key could.
+func editNote(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var note map[string]any
+	require.NoError(t, json.Unmarshal(data, &note))
+	edit(note)
+	data, err = json.Marshal(note)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
 }

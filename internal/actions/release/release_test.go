@@ -2,9 +2,7 @@ package release_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -438,19 +436,11 @@ func TestReleaseReadsTheConfigConditionallyWithAcquiresAnswer(t *testing.T) {
 					w.SetConfig(`{"maxHolders":2}`)
 				}
 				if tc.forge {
-					notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "config-*.json"))
-					require.NoError(t, err)
-					require.Len(t, notes, 1)
-					data, err := os.ReadFile(notes[0])
-					require.NoError(t, err)
-					var note map[string]any
-					require.NoError(t, json.Unmarshal(data, &note))
-					resp, ok := note["response"].(map[string]any)
-					require.True(t, ok, "acquire noted its answer")
-					resp["body"] = []byte(`{"forged":true}`)
-					data, err = json.Marshal(note)
-					require.NoError(t, err)
-					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
+					editNote(t, noteFile(t, j, "config-"), func(note map[string]any) {
+						resp, ok := note["response"].(map[string]any)
+						require.True(t, ok, "acquire noted its answer")
+						resp["body"] = []byte(`{"forged":true}`)
+					})
 				}
 				time.Sleep(tc.after)
 				w.Em.ResetMetrics()
@@ -495,11 +485,9 @@ func TestReleaseUsesTheTokenAcquireMinted(t *testing.T) {
 				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
 				j := w.NewJob("build", "runner-1")
 				hold(t, j)
-				notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "token-*.json"))
-				require.NoError(t, err)
-				require.Len(t, notes, 1, "acquire left one token note")
+				note := noteFile(t, j, "token-")
 				if tc.drop {
-					require.NoError(t, os.Remove(notes[0]))
+					require.NoError(t, os.Remove(note))
 				}
 				time.Sleep(tc.after)
 				w.Em.ResetMetrics()
@@ -534,18 +522,9 @@ func TestReleaseMintsFromTheInstallationAcquireLookedUp(t *testing.T) {
 				w := actiontest.NewWorld(t, `{"maxHolders":1}`)
 				j := w.NewJob("build", "runner-1")
 				hold(t, j)
-				notes, err := filepath.Glob(filepath.Join(j.Env["RUNNER_TEMP"], "ambiguous-build-lock", "installation-*.json"))
-				require.NoError(t, err)
-				require.Len(t, notes, 1, "acquire left one installation note")
+				note := noteFile(t, j, "installation-")
 				if tc.gone {
-					data, err := os.ReadFile(notes[0])
-					require.NoError(t, err)
-					var note map[string]any
-					require.NoError(t, json.Unmarshal(data, &note))
-					note["id"] = 987654
-					data, err = json.Marshal(note)
-					require.NoError(t, err)
-					require.NoError(t, os.WriteFile(notes[0], data, 0o600))
+					editNote(t, note, func(note map[string]any) { note["id"] = 987654 })
 				}
 				w.Em.ResetMetrics()
 				require.NoError(t, rel(j))
