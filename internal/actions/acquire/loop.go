@@ -58,7 +58,7 @@ func (q *acquirer) loop(ctx context.Context) error {
 		}
 		q.authFailedSince = time.Time{}
 		if q.staleRead(snap.State) {
-			if err := q.sleep(ctx, q.d.Jittered(staleReadDelay, staleReadDelay/3)); err != nil {
+			if err := q.sleep(ctx, q.staleReadWait()); err != nil {
 				return err
 			}
 			continue

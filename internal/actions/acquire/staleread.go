@@ -7,8 +7,12 @@ import (
 )
 
 // staleReadDelay is the wait before reading again after a read older than
-// the last one (staleRead).
+// the last one (staleRead), from the second such read in a row.
 const staleReadDelay = time.Second
+
+// staleRereadDelay is the wait before reading again after the first stale
+// read of a run a seat may reach on the next version (staleReadWait).
+const staleRereadDelay = 100 * time.Millisecond
 
 // maxStaleSkips bounds the consecutive reads staleRead skips.
 const maxStaleSkips = 3
@@ -22,7 +26,7 @@ const maxStaleSkips = 3
 // lose its compare-and-swap, after which the run sleeps as if its rank were
 // unknown (the tail's interval) while a release may be handing it a seat
 // (docs/performance.md §10). The read is skipped and the state read again
-// after about staleReadDelay, at most maxStaleSkips times in a row: a writer
+// after staleReadWait, at most maxStaleSkips times in a row: a writer
 // whose clock runs behind (updatedAt is its clock) only delays the decision
 // by a few seconds. Safety never depends on it: a skipped read decides
 // nothing.
@@ -39,4 +43,28 @@ func (q *acquirer) staleRead(s *lockstate.State) bool {
 	}
 	q.staleSkips++
 	return true
+}
+
+// staleReadWait is the wait before reading again after a stale read. A
+// lagging replica answers some reads, not all (docs/emulator.md "Replica
+// lag"), so the first read again comes after staleRereadDelay (100-200 ms)
+// for a run the next version may admit or hand a seat: one not yet queued,
+// or queued at an admissible rank below the seats. In bench handoff-mixed
+// (seed 20261231) a rank-0 waiter's read again a second after a stale read
+// was lagged too, and the next served the version before a reference
+// release, which no read can tell from the newest: the seat that release
+// freed waited 4.5 s for its admission. Later reads in a row wait staleReadDelay, so a replica
+// that lags for a while is outwaited over maxStaleSkips reads of about 2.3 s
+// before the run decides on what it reads. A waiter further back gains
+// nothing from reading again soon: the stale read is no news to it, and it
+// sleeps its poll interval on the newest state it saw.
+func (q *acquirer) staleReadWait() time.Duration {
+	if q.last != nil && lockstate.QueuePosition(q.last, q.id.HolderID) > 0 &&
+		admissibleRank(q.last, q.cfg, q.id.HolderID) >= max(q.cfg.MaxHolders, 1) {
+		return q.pollDelay(q.last)
+	}
+	if q.staleSkips <= 1 {
+		return q.d.Jittered(staleRereadDelay, staleRereadDelay)
+	}
+	return q.d.Jittered(staleReadDelay, staleReadDelay/3)
 }

@@ -70,3 +70,75 @@ func TestAReadOlderThanTheLastStateSeenIsNotDecidedOn(t *testing.T) {
 		<-done
 	})
 }
+
+// TestAStaleReadIsReadAgainAtOnceNearTheFront: a lagging replica answers
+// some reads, not all, so a waiter the next version may admit reads again
+// within 200 ms of a stale read instead of a second later (bench
+// handoff-mixed: a seat a reference release freed waited 4.5 s for its
+// admission behind two lagged reads a second apart). A waiter further back
+// gains nothing from the news sooner: it sleeps its poll interval.
+func TestAStaleReadIsReadAgainAtOnceNearTheFront(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ahead int // seeded waiters ahead of b
+		check func(t *testing.T, gap time.Duration)
+	}{
+		{"rank 0 reads again within 200 ms", 0, func(t *testing.T, gap time.Duration) {
+			assert.LessOrEqual(t, gap, 200*time.Millisecond)
+		}},
+		{"rank 1 of one seat sleeps its poll interval", 1, func(t *testing.T, gap time.Duration) {
+			assert.Greater(t, gap, 4*time.Second/3, "longer than any read again after a stale read")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := actiontest.NewWorld(t, `{"maxHolders":1,"releaseCooldownSeconds":0}`)
+				a := w.NewJob("holder", "runner-a")
+				require.NoError(t, run(context.Background(), a))
+				s := w.State()
+				for i := range tc.ahead {
+					s.Queue = append(s.Queue, waitingEntry(900+i, time.Now()))
+				}
+				s.UpdatedAt = lockstate.FormatTime(time.Now())
+				w.SeedState(s)
+				time.Sleep(time.Second)
+
+				b := w.NewJob("waiter", "runner-b")
+				ctx, cancel := context.WithCancel(context.Background())
+				done := start(ctx, b)
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Equal(t, tc.ahead+1, lockstate.QueuePosition(w.State(), b.HolderID()))
+				// A version b reads, then a read served the one before it.
+				s = w.State()
+				s.Queue = append(s.Queue, waitingEntry(990, time.Now()))
+				s.UpdatedAt = lockstate.FormatTime(time.Now())
+				w.SeedState(s)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 1, Count: 1})
+				time.Sleep(time.Minute)
+				synctest.Wait()
+
+				var staleAt, nextAt time.Time
+				for _, r := range w.Em.Metrics().Log {
+					if r.Method != "GET" || r.Path != statePathPattern {
+						continue
+					}
+					switch {
+					case staleAt.IsZero() && len(r.Faults) > 0:
+						staleAt = r.Time
+					case !staleAt.IsZero() && nextAt.IsZero():
+						nextAt = r.Time
+					}
+				}
+				require.False(t, staleAt.IsZero(), "the stale read was served")
+				require.False(t, nextAt.IsZero(), "b read again")
+				tc.check(t, nextAt.Sub(staleAt))
+				assert.Equal(t, tc.ahead+1, lockstate.QueuePosition(w.State(), b.HolderID()), "nothing decided on the stale read")
+				cancel()
+				<-done
+			})
+		})
+	}
+}
