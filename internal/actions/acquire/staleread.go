@@ -53,17 +53,17 @@ func (q *acquirer) staleRead(s *lockstate.State) bool {
 // (seed 20261231) a rank-0 waiter's read again a second after a stale read
 // was lagged too, and the next served the version before a reference
 // release, which no read can tell from the newest: the seat that release
-// freed waited 4.5 s for its admission. Later reads in a row wait staleReadDelay, so a replica
-// that lags for a while is outwaited over maxStaleSkips reads of about 2.3 s
-// before the run decides on what it reads. A waiter further back gains
-// nothing from reading again soon: the stale read is no news to it, and it
-// sleeps its poll interval on the newest state it saw.
+// freed waited 4.5 s for its admission. Later reads in a row, and every
+// read again of a waiter further back, wait staleReadDelay, so a replica
+// that lags for a while is outwaited over maxStaleSkips reads of about
+// 2.3 s before the run decides on what it reads. A far waiter gains
+// nothing from reading again sooner; nor may it wait its whole poll
+// interval on the newest state it saw, as if the stale read were no news:
+// versions pass in that interval, and its rank with them.
 func (q *acquirer) staleReadWait() time.Duration {
-	if q.last != nil && lockstate.QueuePosition(q.last, q.id.HolderID) > 0 &&
-		admissibleRank(q.last, q.cfg, q.id.HolderID) >= max(q.cfg.MaxHolders, 1) {
-		return q.pollDelay(q.last)
-	}
-	if q.staleSkips <= 1 {
+	near := q.last == nil || lockstate.QueuePosition(q.last, q.id.HolderID) == 0 ||
+		admissibleRank(q.last, q.cfg, q.id.HolderID) < max(q.cfg.MaxHolders, 1)
+	if near && q.staleSkips <= 1 {
 		return q.d.Jittered(staleRereadDelay, staleRereadDelay)
 	}
 	return q.d.Jittered(staleReadDelay, staleReadDelay/3)
