@@ -24,6 +24,27 @@ func waitingEntry(n int, queuedAt time.Time) lockstate.Entry {
 	}
 }
 
+// seedJoin writes, in a version of its own, another job's entry n joining
+// the queue now.
+func seedJoin(w *actiontest.World, n int) {
+	s := w.State()
+	s.Queue = append(s.Queue, waitingEntry(n, time.Now()))
+	s.UpdatedAt = lockstate.FormatTime(time.Now())
+	w.SeedState(s)
+}
+
+// startWaiter starts the job "waiter" on runner-b and returns once it is
+// queued at position pos.
+func startWaiter(t *testing.T, w *actiontest.World, pos int) (b *actiontest.Job, cancel context.CancelFunc, done <-chan error) {
+	b = w.NewJob("waiter", "runner-b")
+	ctx, cancel := context.WithCancel(context.Background())
+	done = start(ctx, b)
+	time.Sleep(time.Second)
+	synctest.Wait()
+	require.Equal(t, pos, lockstate.QueuePosition(w.State(), b.HolderID()), "b joined behind the others")
+	return b, cancel, done
+}
+
 // TestAReadOlderThanTheLastStateSeenIsNotDecidedOn is issue 23's stale-read
 // cause of a seat handed to a sleeping waiter: a lagging replica serves a
 // version older than the one the waiter already saw, which its store cannot
@@ -38,22 +59,12 @@ func TestAReadOlderThanTheLastStateSeenIsNotDecidedOn(t *testing.T) {
 		require.NoError(t, run(context.Background(), a))
 		// Two other jobs join, in two versions the waiter never reads.
 		time.Sleep(time.Second)
-		s := w.State()
-		s.Queue = append(s.Queue, waitingEntry(901, time.Now()))
-		s.UpdatedAt = lockstate.FormatTime(time.Now())
-		w.SeedState(s)
+		seedJoin(w, 901)
 		time.Sleep(time.Second)
-		s.Queue = append(s.Queue, waitingEntry(902, time.Now()))
-		s.UpdatedAt = lockstate.FormatTime(time.Now())
-		w.SeedState(s)
+		seedJoin(w, 902)
 		time.Sleep(time.Second)
 
-		b := w.NewJob("waiter", "runner-b")
-		ctx, cancel := context.WithCancel(context.Background())
-		done := start(ctx, b)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, 3, lockstate.QueuePosition(w.State(), b.HolderID()), "b joined behind the two")
+		b, cancel, done := startWaiter(t, w, 3)
 		puts := w.Puts()
 
 		// The next read is served the version with only the first of the
@@ -98,25 +109,14 @@ func TestAStaleReadIsReadAgainAtOnceNearTheFront(t *testing.T) {
 				w := actiontest.NewWorld(t, `{"maxHolders":1,"releaseCooldownSeconds":0}`)
 				a := w.NewJob("holder", "runner-a")
 				require.NoError(t, run(context.Background(), a))
-				s := w.State()
 				for i := range tc.ahead {
-					s.Queue = append(s.Queue, waitingEntry(900+i, time.Now()))
+					seedJoin(w, 900+i)
 				}
-				s.UpdatedAt = lockstate.FormatTime(time.Now())
-				w.SeedState(s)
 				time.Sleep(time.Second)
 
-				b := w.NewJob("waiter", "runner-b")
-				ctx, cancel := context.WithCancel(context.Background())
-				done := start(ctx, b)
-				time.Sleep(time.Second)
-				synctest.Wait()
-				require.Equal(t, tc.ahead+1, lockstate.QueuePosition(w.State(), b.HolderID()))
+				b, cancel, done := startWaiter(t, w, tc.ahead+1)
 				// A version b reads, then a read served the one before it.
-				s = w.State()
-				s.Queue = append(s.Queue, waitingEntry(990, time.Now()))
-				s.UpdatedAt = lockstate.FormatTime(time.Now())
-				w.SeedState(s)
+				seedJoin(w, 990)
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 1, Count: 1})
