@@ -106,6 +106,9 @@ type Client struct {
 	app    *appAuth
 	cache  *etagCache
 	stats  *statsCounter
+	// usage keeps the x-ratelimit-used counts of the first answers
+	// (usage.go).
+	usage *usageLog
 	// baseURL is the API base; pins are the repository ids redirects must
 	// keep to (redirect.go).
 	baseURL *url.URL
@@ -169,6 +172,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		mask:   cfg.Mask,
 		token:  cfg.Token,
 		stats:  newStatsCounter(),
+		usage:  &usageLog{},
 
 		attemptTimeout: cfg.AttemptTimeout,
 	}
@@ -186,7 +190,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if ua == "" {
 		ua = DefaultUserAgent()
 	}
-	bottom := &baseTransport{next: base, userAgent: ua, stats: c.stats}
+	bottom := &baseTransport{next: base, userAgent: ua, stats: c.stats, usage: c.usage, clock: c.clock}
 
 	var source tokenSource = staticToken(cfg.Token)
 	if hasApp {
@@ -194,7 +198,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		atr, err := ghinstallation.NewAppsTransportWithOptions(bottom, cfg.AppID,
+		appBottom := &baseTransport{next: base, userAgent: ua, stats: c.stats, usage: c.usage, clock: c.clock, app: true}
+		atr, err := ghinstallation.NewAppsTransportWithOptions(appBottom, cfg.AppID,
 			ghinstallation.WithSigner(&clockSigner{key: key, appID: cfg.AppID, clock: c.clock}))
 		if err != nil {
 			return nil, fmt.Errorf("ghclient: build GitHub App transport: %w", err)

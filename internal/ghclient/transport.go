@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"sync"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
 
 // APIVersion is the pinned REST API version sent on every request (notes
@@ -50,12 +52,18 @@ func (t *attemptTrace) snapshot() (sent bool, method, path string, gen uint64) {
 }
 
 // baseTransport is the lowest layer above the caller's RoundTripper. It pins
-// the API version, fills Accept and User-Agent when absent, and counts every
-// request handed to the network (resource, JWT and token-mint requests).
+// the API version, fills Accept and User-Agent when absent, counts every
+// request handed to the network (resource, JWT and token-mint requests) and
+// notes the rate-limit count each answer reports (usage.go). The App JWT's
+// requests have their own baseTransport (app set), since GitHub counts them
+// in a bucket of their own.
 type baseTransport struct {
 	next      http.RoundTripper
 	userAgent string
 	stats     *statsCounter
+	usage     *usageLog
+	clock     clock.Clock
+	app       bool
 }
 
 func (t *baseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -74,6 +82,9 @@ func (t *baseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.stats.status(resp.StatusCode)
+	if t.usage != nil && t.clock != nil {
+		t.usage.note(t.clock.Now(), t.app, resp)
+	}
 	return resp, nil
 }
 
