@@ -64,8 +64,13 @@ type State struct {
 	// Seats (schema 6 with named seats) records, per seat, the runner that
 	// last took it and when (seat affinity). Written as seats, after
 	// fencingToken, omitted when empty.
-	Seats     []SeatUse
-	UpdatedAt string // as read; Encode writes what is in it
+	Seats []SeatUse
+	// RecentArrivals (every schema, optional; issue 23) logs the first
+	// writes of the last ArrivalLogWindow with their arrival tickets
+	// (arrivals.go). Written as recentArrivals, before updatedAt, omitted
+	// when empty.
+	RecentArrivals []RecentArrival
+	UpdatedAt      string // as read; Encode writes what is in it
 }
 
 // Entry is one queued request. The identity fields are strings exactly as
@@ -210,6 +215,7 @@ func (s *State) Clone() *State {
 		c.ActiveIncident = &inc
 	}
 	c.Seats = slices.Clone(s.Seats)
+	c.RecentArrivals = slices.Clone(s.RecentArrivals)
 	return &c
 }
 
@@ -428,6 +434,9 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 		}
 	}
 	if err := decodeSeatState(s, obj); err != nil {
+		return nil, err
+	}
+	if err := decodeRecentArrivals(s, obj); err != nil {
 		return nil, err
 	}
 	if effective >= 5 && incidentRaw != nil {
@@ -689,6 +698,9 @@ func stableState(s *State) jsonObject {
 		if len(s.Seats) > 0 {
 			doc = append(doc, jsonMember{"seats", seatUsesNode(s.Seats)})
 		}
+	}
+	if len(s.RecentArrivals) > 0 {
+		doc = append(doc, jsonMember{"recentArrivals", recentArrivalsNode(s.RecentArrivals)})
 	}
 	return append(doc, jsonMember{"updatedAt", jsonString(s.UpdatedAt)})
 }

@@ -73,6 +73,10 @@ const (
 	CodeFencingTokenAhead Code = "fencing-token-ahead-of-counter"
 	// CodeDuplicateFencingToken is rule 22 (schema 6): two holders share a token.
 	CodeDuplicateFencingToken Code = "duplicate-fencing-token"
+	// CodeInvalidRecentArrivals is a recentArrivals log (arrivals.go) that
+	// is not an array of at most MaxRecentArrivals objects with a canonical
+	// at, a positive window and a non-negative count.
+	CodeInvalidRecentArrivals Code = "invalid-recent-arrivals"
 	// CodeInvalidOvertakes is rule 23 (schema 6): a queue entry's overtakes is
 	// missing or not an integer in 0..MaxFencingToken.
 	CodeInvalidOvertakes Code = "invalid-overtakes"

@@ -38,6 +38,9 @@ func validateState(s *State, origin string) error {
 	if err := validateFencing(s); err != nil {
 		return err
 	}
+	if err := validateRecentArrivals(s); err != nil {
+		return err
+	}
 	if err := validateSeatState(s); err != nil {
 		return err
 	}

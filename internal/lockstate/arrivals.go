@@ -1,0 +1,124 @@
+package lockstate
+
+import (
+	"fmt"
+	"time"
+)
+
+// RecentArrival is one element of the state's optional "recentArrivals"
+// array (every schema; issue 23): the first write (join or admission) of a
+// job that took part in a burst, with the job's arrival ticket. A ticket is
+// the App JWT's primary rate-limit count (x-ratelimit-used) at the job's
+// token mint, in the window named by that answer's x-ratelimit-reset: every
+// job of the App mints a token when it starts, so tickets number the App's
+// arrivals in order, and the tickets between two logged ones count the
+// arrivals that have not written yet (internal/actions/acquire/herd.go).
+//
+// The log only paces the first writes of a burst; no admission, release or
+// recovery decision reads it. The JavaScript reference and older Go builds
+// drop the array on their next rewrite, after which bursts are paced from
+// an empty log (see docs/state-schema.md).
+type RecentArrival struct {
+	// At is when the logged write was made (canonical timestamp).
+	At string
+	// Window is the ticket's rate-limit window (x-ratelimit-reset, epoch
+	// seconds); Count is x-ratelimit-used at the job's token mint.
+	Window int64
+	Count  int64
+}
+
+const (
+	// ArrivalLogWindow is how long a logged first write stays in the log:
+	// a burst paces its writes against the arrivals of the last minute
+	// (GitHub's secondary limit counts per minute), plus margin.
+	ArrivalLogWindow = 70 * time.Second
+	// MaxRecentArrivals bounds the log (GitHub allows 80 content-creating
+	// requests a minute, so a minute never holds more first writes).
+	MaxRecentArrivals = 128
+)
+
+// NoteArrival logs a first write made at now with the ticket
+// (window, count): it drops the entries older than ArrivalLogWindow (and
+// the oldest beyond MaxRecentArrivals) and appends the new one. A ticket
+// the caller does not have (window <= 0) only prunes.
+func (s *State) NoteArrival(now time.Time, window, count int64) {
+	kept := s.RecentArrivals[:0:0]
+	for _, a := range s.RecentArrivals {
+		if t, ok := ParseStateTime(a.At); ok && now.Sub(t) < ArrivalLogWindow && !t.After(now.Add(ArrivalLogWindow)) {
+			kept = append(kept, a)
+		}
+	}
+	if window > 0 && count >= 0 && count <= MaxFencingToken {
+		kept = append(kept, RecentArrival{At: FormatTime(now), Window: window, Count: count})
+	}
+	if len(kept) > MaxRecentArrivals {
+		kept = kept[len(kept)-MaxRecentArrivals:]
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	s.RecentArrivals = kept
+}
+
+// decodeRecentArrivals reads the optional top-level recentArrivals array.
+// Fail closed like every other field: a malformed log is a document no
+// correct client writes.
+func decodeRecentArrivals(s *State, obj map[string]any) error {
+	v, ok := obj["recentArrivals"]
+	if !ok {
+		return nil
+	}
+	fail := func(detail string) error {
+		return newError(CodeInvalidRecentArrivals, fmt.Sprintf("decode lock state %q: recentArrivals %s", s.Lock, detail))
+	}
+	list, isList := v.([]any)
+	if !isList {
+		return fail("must be an array")
+	}
+	if len(list) > MaxRecentArrivals {
+		return fail(fmt.Sprintf("has %d elements; at most %d are allowed", len(list), MaxRecentArrivals))
+	}
+	for i, item := range list {
+		m, isObj := item.(map[string]any)
+		if !isObj {
+			return fail(fmt.Sprintf("[%d] must be an object", i))
+		}
+		at, isString := m["at"].(string)
+		if _, canonical := ParseStateTime(at); !isString || !canonical {
+			return fail(fmt.Sprintf("[%d].at must be a canonical ISO-8601 UTC timestamp", i))
+		}
+		window, okW := safeInteger(m["window"])
+		count, okC := safeInteger(m["count"])
+		if !okW || window <= 0 || !okC {
+			return fail(fmt.Sprintf("[%d] needs window, a positive integer, and count, a non-negative integer (up to %d)", i, MaxFencingToken))
+		}
+		s.RecentArrivals = append(s.RecentArrivals, RecentArrival{At: at, Window: window, Count: count})
+	}
+	return nil
+}
+
+// validateRecentArrivals is Encode's check of the log (the decoder's rules).
+func validateRecentArrivals(s *State) error {
+	if len(s.RecentArrivals) > MaxRecentArrivals {
+		return newError(CodeInvalidRecentArrivals, fmt.Sprintf("validate lock state %q: recentArrivals has %d elements; at most %d are allowed", s.Lock, len(s.RecentArrivals), MaxRecentArrivals))
+	}
+	for i, a := range s.RecentArrivals {
+		if _, ok := ParseStateTime(a.At); !ok || a.Window <= 0 || a.Window > MaxFencingToken || a.Count < 0 || a.Count > MaxFencingToken {
+			return newError(CodeInvalidRecentArrivals, fmt.Sprintf("validate lock state %q: recentArrivals[%d] is not a canonical timestamp with a positive window and a non-negative count", s.Lock, i))
+		}
+	}
+	return nil
+}
+
+// recentArrivalsNode is the JSON form of the log.
+func recentArrivalsNode(log []RecentArrival) jsonArray {
+	arr := make(jsonArray, 0, len(log))
+	for _, a := range log {
+		arr = append(arr, jsonObject{
+			{"at", jsonString(a.At)},
+			{"window", jsonInt(a.Window)},
+			{"count", jsonInt(a.Count)},
+		})
+	}
+	return arr
+}

@@ -1,0 +1,89 @@
+package lockstate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNoteArrivalPrunesTheLastWindowAndBounds(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	s := Empty(testLock)
+	s.NoteArrival(now.Add(-ArrivalLogWindow), 1700000000, 1)
+	s.NoteArrival(now.Add(-ArrivalLogWindow+time.Millisecond), 1700000000, 3)
+	s.NoteArrival(now, 1700000000, 5)
+	require.Len(t, s.RecentArrivals, 2, "the entry a whole window old left")
+	assert.Equal(t, []int64{3, 5}, []int64{s.RecentArrivals[0].Count, s.RecentArrivals[1].Count})
+	assert.Equal(t, FormatTime(now), s.RecentArrivals[1].At)
+
+	s.NoteArrival(now.Add(2*ArrivalLogWindow), 0, 0)
+	assert.Nil(t, s.RecentArrivals, "a write without a ticket only prunes")
+
+	for i := range MaxRecentArrivals + 5 {
+		s.NoteArrival(now, 1700000000, int64(i))
+	}
+	require.Len(t, s.RecentArrivals, MaxRecentArrivals)
+	assert.Equal(t, int64(5), s.RecentArrivals[0].Count, "the oldest beyond the bound go first")
+}
+
+func TestRecentArrivalsRoundTripAtEverySchema(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	for schema := 2; schema <= MaxSchemaVersion; schema++ {
+		s := Empty(testLock)
+		s.SchemaVersion = schema
+		if schema >= 4 {
+			s.Reservations = []Reservation{}
+		}
+		s.UpdatedAt = FormatTime(now)
+		data, err := Encode(s)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "recentArrivals", "schema %d: omitted when empty", schema)
+
+		s.NoteArrival(now, 1700003600, 41)
+		data, err = Encode(s)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"recentArrivals": [`, "schema %d", schema)
+		assert.Less(t, strings.Index(string(data), "recentArrivals"), strings.Index(string(data), "updatedAt"), "written before updatedAt")
+		back, err := Decode(data, DecodeOptions{Lock: testLock})
+		require.NoError(t, err, "schema %d", schema)
+		assert.Equal(t, s.RecentArrivals, back.RecentArrivals, "schema %d", schema)
+		again, err := Encode(back)
+		require.NoError(t, err)
+		assert.Equal(t, string(data), string(again), "schema %d: byte-stable", schema)
+	}
+}
+
+func TestMalformedRecentArrivalsAreRefused(t *testing.T) {
+	t.Parallel()
+	doc := func(v string) []byte {
+		return []byte(`{"schemaVersion":3,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[],"recentArrivals":` + v + `,"updatedAt":"2026-12-06T12:00:00.000Z"}`)
+	}
+	_, err := Decode(doc(`[{"at":"2026-12-06T12:00:00.000Z","window":1700003600,"count":0}]`), DecodeOptions{Lock: testLock})
+	require.NoError(t, err, "a well-formed log (count 0 allowed)")
+	long := "[" + strings.Repeat(`{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1},`, MaxRecentArrivals) + `{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1}]`
+	for name, v := range map[string]string{
+		"not an array":     `{}`,
+		"not an object":    `[1]`,
+		"timestamp shape":  `[{"at":"2026-12-06T12:00:00Z","window":1,"count":1}]`,
+		"missing at":       `[{"window":1,"count":1}]`,
+		"window zero":      `[{"at":"2026-12-06T12:00:00.000Z","window":0,"count":1}]`,
+		"window a string":  `[{"at":"2026-12-06T12:00:00.000Z","window":"1","count":1}]`,
+		"negative count":   `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":-1}]`,
+		"fractional count": `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1.5}]`,
+		"too long":         long,
+	} {
+		_, err := Decode(doc(v), DecodeOptions{Lock: testLock})
+		require.Error(t, err, name)
+		assert.Equal(t, CodeInvalidRecentArrivals, CodeOf(err), name)
+	}
+	s := Empty(testLock)
+	s.UpdatedAt = "2026-12-06T12:00:00.000Z"
+	s.RecentArrivals = []RecentArrival{{At: "yesterday", Window: 1, Count: 1}}
+	_, err = Encode(s)
+	assert.Equal(t, CodeInvalidRecentArrivals, CodeOf(err), "Encode refuses what Decode would")
+}
