@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	mrand "math/rand/v2"
+	"sort"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
@@ -74,16 +75,13 @@ func scaledLimits(scale float64) emulator.SecondaryLimits {
 // seatIdle is the seat time, while at least one job waited, that sat
 // assigned to a job which had not yet noticed it (from the version that
 // admitted it to the moment its acquire returned), and that seat time.
+// Someone waits while the queue is not empty, and while a job has arrived
+// and no version admits it yet: a paced burst's jobs wait before their
+// first write, outside the queue (herd.go in internal/actions/acquire).
 func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checker.Admission, from, to time.Time) (idle, total time.Duration) {
 	noticed := map[string]time.Time{}
-	for _, j := range jobs {
-		if !j.admitted.IsZero() {
-			noticed[j.holderID] = j.admitted
-		}
-	}
 	type span struct{ from, to time.Time }
-	var waiting []span
-	seats := time.Duration(max(w.cfg.MaxHolders, 1))
+	var spans []span
 	for i, v := range versions {
 		if v.Content == nil {
 			continue
@@ -96,11 +94,43 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 		if i+1 < len(versions) {
 			b = versions[i+1].Time
 		}
-		a, b = later(a, from), earlier(b, to)
-		if b.After(a) {
-			waiting = append(waiting, span{a, b})
-			total += b.Sub(a) * seats
+		if a, b = later(a, from), earlier(b, to); b.After(a) {
+			spans = append(spans, span{a, b})
 		}
+	}
+	admittedAt := map[string]time.Time{}
+	for _, a := range adm {
+		if t, ok := admittedAt[a.HolderID]; !ok || a.Time.Before(t) {
+			admittedAt[a.HolderID] = a.Time
+		}
+	}
+	for _, j := range jobs {
+		// A job waits until the version that admits it (while its seat
+		// then idles, it is the one who has not noticed, not a waiter).
+		end := to
+		if t, ok := admittedAt[j.holderID]; ok {
+			end = t
+		}
+		if !j.admitted.IsZero() {
+			noticed[j.holderID] = j.admitted
+		}
+		a, b := later(w.start.Add(j.arrival), from), earlier(end, to)
+		if b.After(a) {
+			spans = append(spans, span{a, b})
+		}
+	}
+	sort.Slice(spans, func(i, k int) bool { return spans[i].from.Before(spans[k].from) })
+	var waiting []span
+	for _, s := range spans {
+		if n := len(waiting); n > 0 && !s.from.After(waiting[n-1].to) {
+			waiting[n-1].to = later(waiting[n-1].to, s.to)
+			continue
+		}
+		waiting = append(waiting, s)
+	}
+	seats := time.Duration(max(w.cfg.MaxHolders, 1))
+	for _, s := range waiting {
+		total += s.to.Sub(s.from) * seats
 	}
 	for _, a := range adm {
 		n, ok := noticed[a.HolderID]

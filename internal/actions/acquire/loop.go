@@ -66,6 +66,12 @@ func (q *acquirer) loop(ctx context.Context) error {
 		q.last = snap.State
 		if q.arrival == nil {
 			q.arrival = lockstate.NewArrival(snap.State)
+			if q.client != nil {
+				if t, ok := mintTicket(q.client.Usage()); ok {
+					q.ticket = &t
+				}
+			}
+			q.herd = q.planHerd()
 		}
 		q.observe(snap.State)
 		q.holds.observe(snap.State, q.now())
@@ -116,6 +122,12 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 	}
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
+	if dec.Changed && (dec.Outcome == lockstate.OutcomeQueued || dec.Outcome == lockstate.OutcomeAdmitted) {
+		// A paced burst's first write waits for its slot (herd.go).
+		if slept, err := q.herdWait(ctx, snap.State); slept || err != nil {
+			return err != nil, slept, err
+		}
+	}
 	prChecked := false
 	switch dec.Outcome {
 	case lockstate.OutcomeAccountBlocked:
@@ -162,7 +174,10 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	var dec, admit lockstate.AcquireDecision
 	q.registerPost()
 	rounds := acquireCASRounds
-	if join {
+	paced := q.herd != nil && q.newcomer(q.last)
+	if join || paced {
+		// A paced first write is also one round: a lost race waits for
+		// the pacing's backoff (herd.go), not the store's.
 		rounds = 1
 	}
 	// A pending-write marker while the write is out: if this step dies
@@ -192,7 +207,9 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		case d.Outcome == lockstate.OutcomeAdmitted && q.s.PR.Scoped && !prChecked:
 			return "", errReplan
 		}
+		wasNewcomer := q.newcomer(s)
 		*s = *next
+		q.noteArrival(s, wasNewcomer)
 		switch d.Outcome {
 		case lockstate.OutcomeAdmitted:
 			admit = d
@@ -223,6 +240,10 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	case errors.Is(err, errBlocked):
 		return true, false, q.blocked(ctx, dec)
 	case errors.Is(err, store.ErrTooManyConflicts):
+		if paced {
+			q.herd.lost(q.now(), q.cfg.Share(), q.d.Jitter)
+			return false, true, nil
+		}
 		q.conflictStreak++
 		return false, false, nil
 	case ghclient.IsSecondaryLimit(err) && !landed && ctx.Err() == nil:

@@ -154,6 +154,12 @@ type acquirer struct {
 	arrival *lockstate.Arrival
 	// joinSpread: the first join write was already spread out (burst.go).
 	joinSpread bool
+	// ticket is this job's arrival ticket (herd.go; nil without one) and
+	// herd its burst pacing (nil unless it arrived in a burst); herdLogged:
+	// the pacing was reported.
+	ticket     *ticket
+	herd       *herdPlan
+	herdLogged bool
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
 	// ahead are the queue entries seen ahead of this waiter that have not

@@ -1,0 +1,144 @@
+package acquire
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+var herdT0 = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+
+// firstAnswers are a job's first four answers (lookup and mint on the App
+// JWT, config and state reads on the installation token, 250 ms apart),
+// with the counts others added before each.
+func firstAnswers(appOthers, instOthers int64) []ghclient.UsageSample {
+	const window = 1700003600
+	return []ghclient.UsageSample{
+		{At: herdT0, App: true, Used: 100, Reset: window, Charged: true},
+		{At: herdT0.Add(250 * time.Millisecond), App: true, Used: 101 + appOthers, Reset: window, Charged: true},
+		{At: herdT0.Add(500 * time.Millisecond), Used: 500, Reset: window, Charged: true},
+		{At: herdT0.Add(750 * time.Millisecond), Used: 501 + instOthers, Reset: window, Charged: true},
+	}
+}
+
+func TestBurstRateReadsOtherJobsFromTheCounts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                  string
+		appOthers, instOthers int64
+		want                  float64
+	}{
+		{"a lone job: only its own requests", 0, 0, 0},
+		{"one other request is noise", 1, 0, 0},
+		{"waiters' reads without a job starting are no burst", 0, 4, 0},
+		{"quarter's herd: 5 arrivals a second", 3, 2, 5},
+		{"40x4's herd: 10 arrivals a second", 5, 5, 10},
+	} {
+		assert.InDelta(t, tc.want, burstRate(firstAnswers(tc.appOthers, tc.instOthers)), 1e-9, tc.name)
+	}
+	s := firstAnswers(5, 5)
+	s[1].Reset++ // the App's window turned between the two answers
+	assert.Zero(t, burstRate(s), "pairs of two windows do not count: no other job's App request shows, so no burst")
+	s = firstAnswers(5, 5)
+	s[3].Charged = false // a 304 is not this job's own charge
+	assert.InDelta(t, 11/2.0/0.5, burstRate(s), 1e-9)
+}
+
+func TestMintTicketIsTheLastAppCount(t *testing.T) {
+	t.Parallel()
+	tk, ok := mintTicket(firstAnswers(3, 2))
+	require.True(t, ok)
+	assert.Equal(t, ticket{window: 1700003600, count: 104}, tk)
+	_, ok = mintTicket(firstAnswers(0, 0)[2:])
+	assert.False(t, ok, "no App answer, no ticket (a plain token)")
+}
+
+func TestEngagesScalesWithTheLocksShare(t *testing.T) {
+	t.Parallel()
+	assert.False(t, engages(0, 1))
+	assert.False(t, engages(5, 1), "10 jobs in 2 s at apiShare 1 are not paced")
+	assert.True(t, engages(7, 1))
+	assert.True(t, engages(2, 0.25), "a quarter of the App paces herds four times thinner")
+	assert.False(t, engages(1.5, 0.25))
+}
+
+func arrivalsState(updated time.Time, log ...lockstate.RecentArrival) *lockstate.State {
+	s := lockstate.Empty("seats")
+	s.UpdatedAt = lockstate.FormatTime(updated)
+	s.RecentArrivals = log
+	return s
+}
+
+func logged(at time.Time, count int64) lockstate.RecentArrival {
+	return lockstate.RecentArrival{At: lockstate.FormatTime(at), Window: 1700003600, Count: count}
+}
+
+func TestHerdSlotOrdersByTicket(t *testing.T) {
+	t.Parallel()
+	w := herdSlotLength(1) // 2 writes at 70 a minute
+	require.InDelta(t, 1.818, w.Seconds(), 0.001)
+	plan := func(count int64) *herdPlan {
+		return &herdPlan{rate: 10, t: ticket{window: 1700003600, count: count}, start: herdT0}
+	}
+	now := herdT0.Add(2 * time.Second)
+
+	// The first wave (nothing logged): spread by ticket over the wave's
+	// expected size (10 a second × 1.5 s = 15 slots of 1 s).
+	for _, tc := range []struct {
+		count int64
+		slot  time.Duration
+	}{{100, 5 * time.Second}, {102, 6 * time.Second}, {118, 14 * time.Second}, {120, 0}} {
+		assert.Equal(t, herdT0.Add(tc.slot), plan(tc.count).slot(arrivalsState(herdT0.Add(-time.Hour)), 1, now), "ticket %d", tc.count)
+	}
+
+	// Logged: tickets 100 and 102 wrote (the last at 1.8 s). Ticket 110 has
+	// 104, 106 and 108 ahead unwritten: it writes 4 slots after the last
+	// write; 104 writes one slot after it.
+	st := arrivalsState(herdT0.Add(1800*time.Millisecond), logged(herdT0.Add(1500*time.Millisecond), 100), logged(herdT0.Add(1800*time.Millisecond), 102))
+	assert.Equal(t, herdT0.Add(1800*time.Millisecond+4*w), plan(110).slot(st, 1, now))
+	assert.Equal(t, herdT0.Add(1800*time.Millisecond+w), plan(104).slot(st, 1, now))
+
+	// Written out of order: 106 landed before 104. 108 still has 104 ahead.
+	st.RecentArrivals = append(st.RecentArrivals, logged(herdT0.Add(2*time.Second), 106))
+	st.UpdatedAt = lockstate.FormatTime(herdT0.Add(2 * time.Second))
+	assert.Equal(t, herdT0.Add(2*time.Second+2*w), plan(108).slot(st, 1, now))
+
+	// Another window's tickets and entries a whole log window old do not count.
+	old := arrivalsState(herdT0, logged(now.Add(-lockstate.ArrivalLogWindow), 90),
+		lockstate.RecentArrival{At: lockstate.FormatTime(herdT0), Window: 1700000000, Count: 1})
+	assert.Equal(t, herdT0.Add(5*time.Second), plan(100).slot(old, 1, now), "the first wave again")
+
+	// A quarter of the App: slots four times longer.
+	assert.Equal(t, herdT0.Add(1800*time.Millisecond+16*w), plan(110).slot(arrivalsState(herdT0.Add(1800*time.Millisecond), logged(herdT0.Add(1500*time.Millisecond), 100), logged(herdT0.Add(1800*time.Millisecond), 102)), 0.25, now))
+}
+
+func TestHerdSlotIsBoundedAndBacksOff(t *testing.T) {
+	t.Parallel()
+	w := herdSlotLength(1)
+	now := herdT0.Add(2 * time.Second)
+	p := &herdPlan{rate: 10, t: ticket{window: 1700003600, count: 110}, start: herdT0}
+	st := arrivalsState(herdT0.Add(1800*time.Millisecond), logged(herdT0.Add(1800*time.Millisecond), 100))
+	first := p.slot(st, 1, now)
+	assert.Equal(t, herdT0.Add(1800*time.Millisecond+5*w), first)
+	limit := now.Add(time.Duration(herdMaxSlots*5*float64(w)) + herdMaxSlack)
+	assert.Equal(t, limit, p.limit, "four times the first estimate, plus slack")
+
+	// Tickets that never write (another tool's mints) keep moving the
+	// anchor: the wait ends at the limit all the same.
+	later := now.Add(time.Minute)
+	st = arrivalsState(later, logged(later.Add(-time.Second), 100))
+	assert.Equal(t, limit, p.slot(st, 1, later))
+
+	// A lost race: at least 100 ms, at most 400 ms + (2^losses − 1) half slots.
+	q := &herdPlan{rate: 10, t: ticket{window: 1700003600, count: 120}, start: herdT0}
+	q.lost(now, 1, func() float64 { return 1 })
+	assert.Equal(t, now.Add(400*time.Millisecond+w/2), q.backoff)
+	q.lost(now, 1, func() float64 { return 0 })
+	assert.Equal(t, now.Add(100*time.Millisecond), q.backoff)
+	assert.Equal(t, now.Add(100*time.Millisecond), q.slot(arrivalsState(herdT0.Add(-time.Hour)), 1, now.Add(-time.Second)), "the backoff outlasts an earlier slot")
+}
