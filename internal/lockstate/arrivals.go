@@ -7,7 +7,8 @@ import (
 
 // RecentArrival is one element of the state's optional "recentArrivals"
 // array (every schema; issue 23): the first write (join or admission) of a
-// job that took part in a burst, with the job's arrival ticket. A ticket is
+// job that has an arrival ticket (every App-authenticated job of this port,
+// paced or not, so a burst counts the writers it was not paced with). A ticket is
 // the App JWT's primary rate-limit count (x-ratelimit-used) at the job's
 // token mint, in the window named by that answer's x-ratelimit-reset: every
 // job of the App mints a token when it starts, so tickets number the App's
@@ -48,8 +49,8 @@ func (s *State) NoteArrival(now time.Time, window, count int64) {
 			kept = append(kept, a)
 		}
 	}
-	if window > 0 && count >= 0 && count <= MaxFencingToken {
-		kept = append(kept, RecentArrival{At: FormatTime(now), Window: window, Count: count})
+	if a := (RecentArrival{At: FormatTime(now), Window: window, Count: count}); a.valid() {
+		kept = append(kept, a)
 	}
 	if len(kept) > MaxRecentArrivals {
 		kept = kept[len(kept)-MaxRecentArrivals:]
@@ -89,10 +90,11 @@ func decodeRecentArrivals(s *State, obj map[string]any) error {
 		}
 		window, okW := safeInteger(m["window"])
 		count, okC := safeInteger(m["count"])
-		if !okW || window <= 0 || !okC {
+		a := RecentArrival{At: at, Window: window, Count: count}
+		if !okW || !okC || !a.valid() {
 			return fail(fmt.Sprintf("[%d] needs window, a positive integer, and count, a non-negative integer (up to %d)", i, MaxFencingToken))
 		}
-		s.RecentArrivals = append(s.RecentArrivals, RecentArrival{At: at, Window: window, Count: count})
+		s.RecentArrivals = append(s.RecentArrivals, a)
 	}
 	return nil
 }
@@ -103,11 +105,19 @@ func validateRecentArrivals(s *State) error {
 		return newError(CodeInvalidRecentArrivals, fmt.Sprintf("validate lock state %q: recentArrivals has %d elements; at most %d are allowed", s.Lock, len(s.RecentArrivals), MaxRecentArrivals))
 	}
 	for i, a := range s.RecentArrivals {
-		if _, ok := ParseStateTime(a.At); !ok || a.Window <= 0 || a.Window > MaxFencingToken || a.Count < 0 || a.Count > MaxFencingToken {
+		if !a.valid() {
 			return newError(CodeInvalidRecentArrivals, fmt.Sprintf("validate lock state %q: recentArrivals[%d] is not a canonical timestamp with a positive window and a non-negative count", s.Lock, i))
 		}
 	}
 	return nil
+}
+
+// valid is the rule of one logged arrival: a canonical timestamp, a
+// positive window and a non-negative count, both within JavaScript's safe
+// integers.
+func (a RecentArrival) valid() bool {
+	_, ok := ParseStateTime(a.At)
+	return ok && a.Window > 0 && a.Window <= MaxFencingToken && a.Count >= 0 && a.Count <= MaxFencingToken
 }
 
 // recentArrivalsNode is the JSON form of the log.

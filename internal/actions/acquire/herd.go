@@ -2,7 +2,6 @@ package acquire
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -151,8 +150,9 @@ func herdSlotLength(share float64) time.Duration {
 }
 
 // slot is when a paced job may make its first write, given the state it
-// just read. It is pure: the state's arrival log and updatedAt, the plan
-// and now.
+// just read, from the state's arrival log and updatedAt, the plan and now.
+// Its only effect is on the plan: the first slot computed from a non-empty
+// log sets the plan's limit.
 func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.Time {
 	var n int
 	var first int64
@@ -212,16 +212,14 @@ func (p *herdPlan) lost(now time.Time, share float64, jitter func() float64) {
 // planHerd decides at the first read whether this job paces its first
 // write (nil when not: no burst, or no ticket to order it by).
 func (q *acquirer) planHerd() *herdPlan {
-	if q.client == nil {
+	if q.client == nil || q.ticket == nil {
 		return nil
 	}
-	samples := q.client.Usage()
-	rate := burstRate(samples)
-	t, ok := mintTicket(samples)
-	if !ok || !engages(rate, q.cfg.Share()) {
+	rate := burstRate(q.client.Usage())
+	if !engages(rate, q.cfg.Share()) {
 		return nil
 	}
-	return &herdPlan{rate: rate, t: t, start: q.now()}
+	return &herdPlan{rate: rate, t: *q.ticket, start: q.now()}
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its
@@ -244,8 +242,8 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 	}
 	if !q.herdLogged {
 		q.herdLogged = true
-		q.a.Printf("A burst is arriving (about %.0f other jobs a second): pacing this job's first write of %s to keep the App under GitHub's content-creation limit; first try in %s ms.",
-			q.herd.rate, q.s.Target.Lock, fmt.Sprint(at.Sub(now).Milliseconds()))
+		q.a.Printf("A burst is arriving (about %.0f other jobs a second): pacing this job's first write of %s to keep the App under GitHub's content-creation limit; first try in %d ms.",
+			q.herd.rate, q.s.Target.Lock, at.Sub(now).Milliseconds())
 	}
 	return true, q.sleep(ctx, at.Sub(now)+time.Duration(q.d.Jitter()*float64(200*time.Millisecond)))
 }

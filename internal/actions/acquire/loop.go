@@ -71,7 +71,7 @@ func (q *acquirer) loop(ctx context.Context) error {
 					q.ticket = &t
 				}
 			}
-			q.herd = q.planHerd()
+			q.herd = q.planHerd() // after q.ticket: a burst is ordered by it
 		}
 		q.observe(snap.State)
 		q.holds.observe(snap.State, q.now())
