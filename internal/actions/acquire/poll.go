@@ -10,14 +10,20 @@ const (
 	FastDivisor = 10
 	// NextDivisor: the next interval is max(3/4 unit, base/NextDivisor),
 	// 0.75 s at the default base. While every holder has held for less
-	// than MinForecastHold × base, the waiters a release may hand a seat
-	// to now (rank < Seats) poll at it, a third of it slower per rank
+	// than MinForecastHold × base, or no release can be forecast, the
+	// waiters a release may hand a seat to now (rank < Seats) poll at it,
+	// a third of it slower per rank
 	// (the next waiter 0.75 s, rank 1 1 s, never slower than the fast
 	// interval), with less jitter. A handed seat idles until its waiter's
 	// next read, and on a short hold that gap is a large share of the seat
 	// time (about 7–9% at 1.5–2 s polls on 10 s holds, about 5% at these:
 	// docs/performance.md §10). On longer holds the gap is a small share,
-	// and holds of a minute or more are forecast (forecast.go); around a
+	// and holds of a minute or more are forecast (forecast.go). A hold
+	// that cannot be forecast (none seen to end yet, or holds as unalike
+	// as a crashed holder's reaping and a finished build) may end at any
+	// read, and a lagging replica can hide its release from one or two
+	// reads in a row: at 1.5–2 s those waiters noticed a seat the reaper
+	// freed up to 6 s late (docs/performance.md §12). Around a
 	// forecast release the next waiter's fast polls run a third slower
 	// than the next interval, 1 s (the forecast's margin is where a
 	// release that comes early is noticed; at 0.75 s the long-hold
@@ -121,7 +127,8 @@ type Schedule struct {
 //     budget is 1/(r+1) of the head's), plus up to a third of it in jitter
 //     (1.5–2.0 s by default up to 4 seats). A rank r below Seats, while
 //     every holder has held for less than MinForecastHold × Base
-//     (OldestHold) and no Burst shows, polls at the next interval
+//     (OldestHold) or no release is forecast, and no Burst shows, polls
+//     at the next interval
 //     max(3/4 Unit, Base/NextDivisor) × (3 + r) / 3 instead, when that is
 //     shorter, within the same budget, plus up to a quarter of it (rank 0
 //     0.75–0.94 s, rank 1 1.0–1.25 s by default); with a Forecast (and no
@@ -163,10 +170,11 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
 		// The waiters a release may hand a seat to now (rank < Seats) of
-		// holds younger than MinForecastHold × base, and the next waiter
-		// around a forecast release, poll at the next interval, one third
-		// of it slower per rank (never slower than the fast interval).
-		next := s.Rank < seats && !s.Burst && s.OldestHold > 0 && s.OldestHold < MinForecastHold*base
+		// holds younger than MinForecastHold × base or of holds with no
+		// forecast, and the next waiter around a forecast release, poll at
+		// the next interval, one third of it slower per rank (never slower
+		// than the fast interval).
+		next := s.Rank < seats && !s.Burst && s.OldestHold > 0 && (s.OldestHold < MinForecastHold*base || !s.Forecast)
 		switch {
 		case next:
 			d = min(d, max(unit*3/4, base/NextDivisor)*time.Duration(3+s.Rank)/3)

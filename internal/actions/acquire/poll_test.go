@@ -54,7 +54,10 @@ func TestPollDelay(t *testing.T) {
 		{"the second of two seats every second", Schedule{Base: base, Rank: 1, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, s},
 		{"never slower than the fast interval", Schedule{Base: base, Rank: 10, Seats: 16, OldestHold: 10 * s}, 0, 1500 * time.Millisecond},
 		{"not a rank past the seats", Schedule{Base: base, Rank: 2, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 3 * s},
-		{"not once a holder has held a minute", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute}, 0, 1500 * time.Millisecond},
+		{"a holder of a minute with no forecast: any read may find its release", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute}, 0, 750 * time.Millisecond},
+		{"the second seat of unforecast holds every second", Schedule{Base: base, Rank: 1, Seats: 4, Queued: 4, OldestHold: 10 * time.Minute}, 0, s},
+		{"a forecast long hold sleeps toward its release", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute, Forecast: true, UntilRelease: 20 * s, ReleaseMargin: 10 * s}, 0, 10 * s},
+		{"and polls at the window interval near it", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: time.Minute, Forecast: true, UntilRelease: s / 2, ReleaseMargin: 10 * s}, 0, 500 * time.Millisecond},
 		{"not without a holder's age", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4}, 0, 1500 * time.Millisecond},
 		{"not while a burst churns the state", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 12, OldestHold: 10 * s, Burst: true}, 0, 1500 * time.Millisecond},
 		// H(4) = 2.0833: at a quarter share the head's budget is 2.0833 ×
