@@ -21,6 +21,10 @@ var errReplan = errors.New("acquire: admission needs a fresh pull request head c
 // timeout on the caller's context (not the expired deadline-bound one).
 var errDeadline = errors.New("acquire: timeout-minutes elapsed")
 
+// errStaleRound ends a write round whose re-read, after a lost race, went
+// back in time (staleRead).
+var errStaleRound = errors.New("acquire: the re-read after a lost race is older than the state this run decided on")
+
 // errBlocked ends a write round that found an active incident.
 var errBlocked = errors.New("acquire: an active incident blocks admission")
 
@@ -192,6 +196,13 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		_ = lockaction.RemovePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID)
 	}()
 	res, err := q.st.UpdateRounds(ctx, rounds, func(s *lockstate.State) (string, error) {
+		if q.staleRead(s) {
+			// A round after a lost race read a version older than the
+			// one this run decided on (staleread.go): decided on, it is
+			// a join or an admission certain to lose again, or a "no
+			// change" that sleeps a poll while a seat may be free.
+			return "", errStaleRound
+		}
 		next, d, err := lockstate.Acquire(s, q.cfg, q.req(), q.now())
 		if err != nil {
 			return "", err
@@ -232,6 +243,9 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		}
 	}
 	switch {
+	case errors.Is(err, errStaleRound) && !landed:
+		// Read again soon (staleReadWait), and decide on that read.
+		return false, true, q.sleep(ctx, q.staleReadWait())
 	case errors.Is(err, errConfigUnread):
 		q.logConfigUnread()
 		return false, false, nil

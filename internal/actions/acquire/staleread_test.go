@@ -3,6 +3,9 @@ package acquire_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -144,4 +147,78 @@ func TestAStaleReadIsReadAgainAtOnceNearTheFront(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestALostAdmissionRaceIsNotDecidedOnAnOlderRead: an admission write loses
+// its compare-and-swap to another job's commit, and the round's re-read is
+// served by a lagging replica the version from before the seat was freed.
+// Decided on, it says "no seat free" and the waiter sleeps a poll with the
+// seat free (the bench's crash workload: a seat the reaper freed noticed
+// seconds late). The round ends instead, the waiter reads again within
+// staleReadWait, and its admission is written about a conflict delay after
+// the lost one.
+func TestALostAdmissionRaceIsNotDecidedOnAnOlderRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1,"releaseCooldownSeconds":0}`)
+		s := emptyState()
+		other := waitingEntry(800, time.Now())
+		s.Holders = []lockstate.Holder{{Entry: other, AcquiredAt: lockstate.FormatTime(time.Now()), ExpiresAt: lockstate.FormatTime(time.Now().Add(time.Hour))}}
+		s.UpdatedAt = lockstate.FormatTime(time.Now())
+		w.SeedState(s)
+		time.Sleep(time.Second)
+
+		b := w.NewJob("waiter", "runner-b")
+		var (
+			mu    sync.Mutex
+			armed bool
+			puts  []time.Time
+		)
+		d := b.Deps()
+		api := d.Transport
+		d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/locks/seats.json") {
+				mu.Lock()
+				if armed {
+					puts = append(puts, time.Now())
+				}
+				if armed && len(puts) == 1 {
+					// Another job's commit lands first, and the next read
+					// is served the version before the seat was freed.
+					seedJoin(w, 901)
+					w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 2, Count: 1})
+				}
+				mu.Unlock()
+			}
+			return api.RoundTrip(req)
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- runDeps(ctx, d) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits for the held seat")
+
+		// The holder leaves: b's next read finds the seat free.
+		mu.Lock()
+		armed = true
+		mu.Unlock()
+		time.Sleep(time.Second)
+		freed := w.State()
+		freed.Holders = nil
+		freed.UpdatedAt = lockstate.FormatTime(time.Now())
+		w.SeedState(freed)
+
+		require.NoError(t, <-done)
+		assert.Equal(t, "true", b.Outputs()["acquired"])
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, puts, 2, "the lost admission and the one that landed")
+		faults := w.Em.Faults()
+		require.Len(t, faults, 1)
+		assert.Equal(t, 1, faults[0].Fired, "the round after the lost race was served the older version")
+		// The store's conflict delay (1–1.33 s) and staleReadWait (100–200
+		// ms), not a poll interval on top.
+		assert.Less(t, puts[1].Sub(puts[0]), 1500*time.Millisecond)
+	})
 }
