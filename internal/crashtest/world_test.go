@@ -237,10 +237,6 @@ func (w *world) opDeps(env map[string]string, out *actiontest.SyncBuffer, tr htt
 			w.ids++
 			return fmt.Sprintf("crash-res-%d", w.ids)
 		},
-		// One status read at a time: the boundaries are the run's requests
-		// in a fixed order (the reads write nothing; every write boundary
-		// is still enumerated).
-		ReadsInFlight: 1,
 	}
 }
 

@@ -123,12 +123,6 @@ type Deps struct {
 	Transport http.RoundTripper
 	// NewID returns a fresh reservation ID; default a random UUID v4.
 	NewID func() string
-	// ReadsInFlight bounds the reaper's holder status reads in flight at
-	// once; 0 means reap.HolderReadsInFlight. The crash enumeration sets
-	// 1: its boundaries are the requests of a run in a fixed order, which
-	// concurrent reads would interleave differently from run to run (the
-	// reads write nothing, so every write boundary is still enumerated).
-	ReadsInFlight int
 }
 
 // WithDefaults returns d with every optional edge filled in.

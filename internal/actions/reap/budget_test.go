@@ -227,23 +227,7 @@ func TestReapBudgetStillCheckpointsProvenHolders(t *testing.T) {
 		assert.Less(t, reaped, 12, "the budget stopped the scan before every holder was read")
 		assert.Equal(t, []string{seedM, msgH}, w.Messages(), "the proven holders in one checkpoint commit")
 		assert.Len(t, final.Holders, 12-reaped, "one quarantine per proven holder")
-		// Earliest lease first: the reads start in that order,
-		// HolderReadsInFlight at a time, so which of the last reads in
-		// flight the budget let through is a race, but no holder later
-		// than those was read.
-		window := min(12, reaped+reap.HolderReadsInFlight)
-		kept := map[string]bool{}
-		for _, h := range final.Holders {
-			kept[h.HolderID] = true
-		}
-		for i, h := range s.Holders {
-			if i >= window {
-				assert.True(t, kept[h.HolderID], "holder %d (lease order) was never read", i)
-			}
-		}
-		for i := 1; i < len(final.Holders); i++ {
-			assert.True(t, final.Holders[i-1].ExpiresAt < final.Holders[i].ExpiresAt, "the rest are untouched, in order")
-		}
+		assert.Equal(t, s.Holders[reaped:], final.Holders, "the earliest leases were reaped first; the rest are untouched")
 		assert.Contains(t, w.Stdout.String(), "::warning::"+reap.CodeRequestBudgetSpent)
 		assert.Equal(t, "true", w.Outputs()["reaped"])
 	})

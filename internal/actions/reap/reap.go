@@ -9,12 +9,11 @@
 //  1. Read the state (scan deadline: 8 minutes from start).
 //  2. Holders first (they hold capacity), earliest lease first: read each
 //     holder's run (and exact job) with the reader App and evaluate the
-//     rules of lockstate.EvaluateHolder. The holders are read
-//     HolderReadsInFlight at a time, and every proven stale holder is
-//     checkpointed in one compare-and-swap write ("Reap capacity-critical
-//     stale state for <lock>"): a quarantine at schema >= 4, a freed slot
-//     below. Unlike the reference, which stops after one holder, every
-//     proven stale holder is reaped in one run.
+//     rules of lockstate.EvaluateHolder. Once the holders are read, every
+//     proven stale holder is checkpointed in one compare-and-swap write
+//     ("Reap capacity-critical stale state for <lock>"): a quarantine at
+//     schema >= 4, a freed slot below. Unlike the reference, which stops
+//     after one holder, every proven stale holder is reaped in one run.
 //  3. At schema 5 without an active incident, every quarantine older than
 //     the lease grace whose owning run is proven finished is checkpointed
 //     as a cooldown ("Auto-recover stale quarantine for <lock>"), or freed
@@ -477,29 +476,26 @@ func (r *reaper) stopReason(scanCtx context.Context) string {
 		r.budget.Used(), r.budget.Limit(), WriteReserve(r.budget.Limit()), CodeRequestBudgetSpent)
 }
 
-// HolderReadsInFlight bounds the holder status reads in flight at once.
-// The holders are read together and every one proven stale is reaped in
-// one commit: a seat freed by the first proof is not kept idle while the
-// others are read one by one, and the waiters the freed seats admit see
-// one change of the state instead of one per holder (each of which made an
-// admission decided on the version before it lose its compare-and-swap:
-// docs/performance.md §12). The reads go to the reader App's installation,
-// not the writer's, and GitHub allows 100 concurrent requests per
-// identity.
-const HolderReadsInFlight = 4
-
+// scanHolders reads every holder's evidence in lease order, then reaps
+// every one proven stale in one commit. One commit, not one per holder as
+// they are proven: each commit changed the state under the waiters the
+// previous one had just freed a seat for, and the admission they wrote on
+// the version between two checkpoints lost its compare-and-swap to the
+// second (docs/performance.md §12). The reads are sequential: concurrent
+// reads on one client could not all honor a Retry-After that one of them
+// was answered with (the simulation's checker caught a read sent inside
+// one), and the few holders of a lock are read in a second or two.
 func (r *reaper) scanHolders(ctx, scanCtx, writeCtx context.Context) {
 	holders := append([]lockstate.Holder(nil), r.latest.State.Holders...)
 	// Capacity-critical first: earliest lease first, so a scan deadline
 	// leaves the likeliest stale holders already proven.
 	sort.SliceStable(holders, func(i, j int) bool { return leaseBefore(holders[i].ExpiresAt, holders[j].ExpiresAt) })
-	reads := r.readHolders(scanCtx, holders)
 	var req lockstate.ReapRequest
 	var provenRows []int
-	for i, h := range holders {
+	for _, h := range holders {
 		rw := row{kind: lockstate.ReapHolder, id: h.HolderID, runURL: h.RunURL,
 			times: fmt.Sprintf("acquired %s, lease until %s", orDash(h.AcquiredAt), orDash(h.ExpiresAt))}
-		o, ok := r.observeRow(ctx, scanCtx, &rw, reads[i])
+		o, ok := r.observeRow(ctx, scanCtx, &rw, func(c context.Context) (Observation, error) { return r.ev.ForHolder(c, h) })
 		if !ok {
 			continue
 		}
@@ -519,48 +515,6 @@ func (r *reaper) scanHolders(ctx, scanCtx, writeCtx context.Context) {
 	for k, i := range provenRows {
 		r.rows[i].action = actions[k]
 	}
-}
-
-// readHolders starts the status reads of holders in lease order,
-// HolderReadsInFlight at a time (Deps.ReadsInFlight when set), and returns
-// once the last is started, with one read per holder for observeRow that
-// waits for that holder's answer. The rate-limit floor is checked before
-// each read is started, as observe checks it before a read of its own; a
-// read started after the scan stopped fails at once without a request (or
-// answers from the Evidencer's memo), and observe classifies its failure
-// as before.
-func (r *reaper) readHolders(scanCtx context.Context, holders []lockstate.Holder) []func(context.Context) (Observation, error) {
-	type answer struct {
-		o   Observation
-		err error
-	}
-	out := make([]func(context.Context) (Observation, error), len(holders))
-	inFlight := r.d.ReadsInFlight
-	if inFlight <= 0 {
-		inFlight = HolderReadsInFlight
-	}
-	slots := make(chan struct{}, inFlight)
-	for i, h := range holders {
-		done := make(chan answer, 1)
-		out[i] = func(context.Context) (Observation, error) {
-			a := <-done
-			done <- a
-			return a.o, a.err
-		}
-		if r.deadline || scanCtx.Err() != nil && !r.scanStopped(scanCtx) {
-			// observeRow reports the deadline before it waits for a read.
-			done <- answer{err: scanCtx.Err()}
-			continue
-		}
-		slots <- struct{}{}
-		r.checkFloor(scanCtx)
-		go func() {
-			defer func() { <-slots }()
-			o, err := r.ev.ForHolder(scanCtx, h)
-			done <- answer{o, err}
-		}()
-	}
-	return out
 }
 
 func (r *reaper) scanQuarantines(ctx, scanCtx, writeCtx context.Context) {
