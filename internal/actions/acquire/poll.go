@@ -12,9 +12,8 @@ const (
 	// 0.75 s at the default base. While every holder has held for less
 	// than MinForecastHold × base, or no release can be forecast, the
 	// waiters a release may hand a seat to now (rank < Seats) poll at it,
-	// a third of it slower per rank
-	// (the next waiter 0.75 s, rank 1 1 s, never slower than the fast
-	// interval), with less jitter. A handed seat idles until its waiter's
+	// a third of it slower per rank (the next waiter 0.75 s, rank 1 1 s,
+	// never slower than the fast interval), with less jitter. A handed seat idles until its waiter's
 	// next read, and on a short hold that gap is a large share of the seat
 	// time (about 7–9% at 1.5–2 s polls on 10 s holds, about 5% at these:
 	// docs/performance.md §10). On longer holds the gap is a small share,
@@ -128,14 +127,13 @@ type Schedule struct {
 //     (1.5–2.0 s by default up to 4 seats). A rank r below Seats, while
 //     every holder has held for less than MinForecastHold × Base
 //     (OldestHold) or no release is forecast, and no Burst shows, polls
-//     at the next interval
-//     max(3/4 Unit, Base/NextDivisor) × (3 + r) / 3 instead, when that is
-//     shorter, within the same budget, plus up to a quarter of it (rank 0
-//     0.75–0.94 s, rank 1 1.0–1.25 s by default); with a Forecast (and no
-//     Burst) the next waiter's fast interval below is rank 1's of those. A
-//     fast rank at or past Seats, which needs a holder admitted after now
-//     to release first, waits at least (Rank − Seats + 2) × max(Unit,
-//     Base/FastDivisor), at most Base.
+//     at the next interval max(3/4 Unit, Base/NextDivisor) × (3 + r) / 3
+//     instead, when that is shorter, within the same budget, plus up to a
+//     quarter of it (rank 0 0.75–0.94 s, rank 1 1.0–1.25 s by default);
+//     with a Forecast (and no Burst) the next waiter's fast interval below
+//     is rank 1's of those. A fast rank at or past Seats, which needs a
+//     holder admitted after now to release first, waits at least
+//     (Rank − Seats + 2) × max(Unit, Base/FastDivisor), at most Base.
 //   - Otherwise the tail backs off in proportion to its rank: Base at the
 //     first tail rank, Base / min(Seats, MaxFastSlots) more per further
 //     rank, capped at TailCapFactor × Base, and at least
