@@ -28,6 +28,10 @@ type HeldMarker struct {
 	HolderID     string `json:"holderId"`
 	StateSHA     string `json:"stateSha"`
 	FencingToken int64  `json:"fencingToken,omitempty"`
+	// StateUpdatedAt is the updatedAt of that version (lockstate.FormatTime):
+	// the floor below which a read of the same job's release or post step
+	// is a lagging replica (SeedAdmissionFloor).
+	StateUpdatedAt string `json:"stateUpdatedAt,omitempty"`
 }
 
 // heldMarkerPath names the marker of holderID on t under dir (the job's
@@ -111,6 +115,23 @@ func ReadHeldMarker(runnerTemp string, t Target, holderID string) (HeldMarker, b
 		return HeldMarker{}, false
 	}
 	return m, true
+}
+
+// SeedAdmissionFloor tells st the version in which this job's acquire saw
+// itself admitted (store.Store.SeenAt), when the acquire left a marker
+// with one: a read of the state older than that version is a lagging
+// replica (docs/emulator.md "Replica lag"), and a release decided on it
+// (the entry still queued, or not there yet) is a compare-and-swap certain
+// to lose, one content-creating request the writer App's secondary limit
+// counts. The store reads at the branch head instead. It makes no request.
+func SeedAdmissionFloor(st *store.Store, runnerTemp string, t Target, holderID string) {
+	m, ok := ReadHeldMarker(runnerTemp, t, holderID)
+	if !ok {
+		return
+	}
+	if at, ok := lockstate.ParseTime(m.StateUpdatedAt); ok {
+		st.SeenAt(at)
+	}
 }
 
 // An entry marker is acquire's note that it wrote (or may have written) an

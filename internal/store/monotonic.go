@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // Reads that go back in time. GitHub serves Contents API reads from
@@ -106,6 +110,34 @@ func (s *Store) headFloor(base string) {
 	s.seen = s.seen[:0]
 }
 
+// fileMoved reports a lost compare-and-swap whose answer says the file
+// itself is no longer at the base: GitHub's 409 "<path> does not match
+// <sha>" (https://github.com/octokit/octokit.rb/issues/581, measured in
+// https://github.com/pome-sh/digital-twins/pull/400). A 409 "is at <sha>
+// but expected <sha>" only says the branch moved while the commit was made,
+// which another file's write on the same branch does too.
+func fileMoved(err error) bool {
+	var ge *ghclient.Error
+	return errors.As(err, &ge) && strings.Contains(ge.Message, " does not match ")
+}
+
+// supersede records base, the version a compare-and-swap lost on because
+// the file moved (fileMoved), as older than the file's version now. The
+// history is linear and a state file's content never repeats (every
+// version stamps updatedAt), so a replica that serves base again is
+// lagging: Load reads again instead of deciding on it, where a decision
+// would be one more write certain to lose, and one more content-creating
+// request that the writer App's secondary limit counts (in bench
+// burst-20-quarter-limits a first-wave job wrote three admissions on the
+// seed version, each after the previous one lost). Only base: a version
+// read before it may be newer (base itself may have come from a lagging
+// replica).
+func (s *Store) supersede(base string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markOlderLocked("", []string{base})
+}
+
 // ownWrite returns the newest snapshot this Store wrote, nil before its
 // first write.
 func (s *Store) ownWrite() *Snapshot {
@@ -150,6 +182,56 @@ func (s *Store) Inherit(from *Store) {
 			s.olderOrder = append(s.olderOrder, sha)
 		}
 	}
+}
+
+// SeenAt tells s that its caller saw a version of the state stamped at
+// (its updatedAt), in an earlier step of the same job: a release knows the
+// version in which its acquire saw the job admitted
+// (lockaction.SeedAdmissionFloor), and this Store never saw that version's
+// SHA. From then on Load takes an ordinary read stamped before at for a
+// lagging replica and reads at the branch head instead (LoadFresh: two
+// requests, where deciding on the old version would cost a write certain
+// to lose its compare-and-swap, and a content-creating request that the
+// writer App's secondary limit counts). updatedAt is the writer's clock: a
+// later version written by a writer whose clock runs behind only costs
+// that read at the head, whose answer is taken whatever its stamp, so a
+// skewed clock can never hold a Load back. It makes no request.
+func (s *Store) SeenAt(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at.After(s.floor) {
+		s.floor = at
+	}
+}
+
+// hasFloor reports whether SeenAt set a floor.
+func (s *Store) hasFloor() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.floor.IsZero()
+}
+
+// loadAtHead is Load's answer when its ordinary read is known to be older
+// than a version known to exist: the state at the branch head.
+func (s *Store) loadAtHead(ctx context.Context) (Snapshot, error) {
+	fresh, _, err := s.LoadFresh(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.noteRead(fresh.SHA)
+	return fresh, nil
+}
+
+// belowFloor reports a state stamped before the floor SeenAt set.
+func (s *Store) belowFloor(st *lockstate.State) bool {
+	s.mu.Lock()
+	floor := s.floor
+	s.mu.Unlock()
+	if floor.IsZero() || st == nil {
+		return false
+	}
+	at, ok := lockstate.ParseTime(st.UpdatedAt)
+	return ok && at.Before(floor)
 }
 
 // setUndecided records that an own write's outcome is unknown (v true) or

@@ -131,6 +131,8 @@ type Store struct {
 	// undecided: an own write may have landed without an answer, and no
 	// read at the branch head has decided it since (monotonic.go).
 	undecided bool
+	// floor: the caller saw a version stamped this updatedAt (SeenAt).
+	floor time.Time
 }
 
 // readMemo is one decoded Contents API response: the exact body, the file's
@@ -199,7 +201,17 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 	if keep != nil {
 		return *keep, nil
 	}
+	if err == nil && sha != "" && s.superseded(sha) {
+		// Every read again served a version known to be superseded and
+		// nothing newer is known: decide at the branch head.
+		return s.loadAtHead(ctx)
+	}
 	if err != nil {
+		if ghclient.IsNotFound(err) && s.hasFloor() {
+			// The caller saw the file (SeenAt): a replica from before
+			// it existed.
+			return s.loadAtHead(ctx)
+		}
 		if ghclient.IsNotFound(err) {
 			snap := Snapshot{State: lockstate.Empty(s.opts.Lock)}
 			s.remember(snap)
@@ -214,6 +226,12 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 	st, err := lockstate.Decode(data, lockstate.DecodeOptions{Lock: s.opts.Lock, ServerURL: s.opts.ServerURL})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("decode %s at %s: %w", s.StatePath(), shortSHA(sha), err)
+	}
+	if s.belowFloor(st) {
+		// Older than a version the caller saw (SeenAt): read at the
+		// branch head, whatever that version's stamp says.
+		s.countStale()
+		return s.loadAtHead(ctx)
 	}
 	snap := Snapshot{State: st, SHA: sha}
 	s.remember(snap)
@@ -318,6 +336,8 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			res.Conflicts++
 			if atHead {
 				s.headFloor(base.SHA)
+			} else if fileMoved(err) {
+				s.supersede(base.SHA)
 			}
 		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
 			// Refused by a secondary rate limit: the next round re-reads

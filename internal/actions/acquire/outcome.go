@@ -30,7 +30,7 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 	}
 	// Evidence for this job's release and post steps that it holds a seat,
 	// so a stale read there cannot pass for "nothing to release".
-	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing}); err != nil {
+	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing, StateUpdatedAt: updatedAt(s)}); err != nil {
 		q.a.Warning("Could not record this job's admission for its release step: " + err.Error())
 	}
 	// The release and post steps use this step's installation token while
@@ -204,4 +204,12 @@ func heldSeat(s *lockstate.State, holderID string, dec lockstate.AcquireDecision
 		}
 	}
 	return dec.Seat
+}
+
+// updatedAt is s's updatedAt, "" without a state.
+func updatedAt(s *lockstate.State) string {
+	if s == nil {
+		return ""
+	}
+	return s.UpdatedAt
 }

@@ -58,6 +58,7 @@ func postCleanup(ctx context.Context, d Deps, a *actionio.IO, s Settings) error 
 	if err != nil {
 		return err
 	}
+	lockaction.SeedAdmissionFloor(st, s.RunnerTemp, t, id.HolderID)
 	if t.Branch != lockaction.DefaultStateBranch {
 		if err := st.CheckStateBranch(ctx); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/acquire"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/actions/actiontest"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockaction"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -175,4 +176,46 @@ func editNote(t *testing.T, path string, edit func(map[string]any)) {
 	data, err = json.Marshal(note)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data, 0o600))
+}
+
+// TestReleaseNeverWritesOnAVersionOlderThanItsAdmission: a job handed its
+// seat by another's release learns of it on a later version than the one
+// it queued in, and its acquire notes that version's updatedAt in the held
+// marker. When its own release then reads a lagging replica serving the
+// version before the handoff (the job only queued there), deciding on it
+// would remove a queue entry in a compare-and-swap certain to lose: one
+// content-creating request more for the writer App's secondary limit. The
+// release reads at the branch head instead, and writes once.
+func TestReleaseNeverWritesOnAVersionOlderThanItsAdmission(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":1,"runnerSerialization":true}`)
+		seedSchema(w, 3)
+		a := w.NewJob("holder", "runner-a")
+		hold(t, a)
+		b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
+		done := make(chan error, 1)
+		go func() { done <- acquire.Run(context.Background(), b.Deps()) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+		time.Sleep(time.Second)
+		a.Input("resource-cleanup-status", "confirmed")
+		require.NoError(t, rel(a))
+		require.NoError(t, <-done)
+		require.Equal(t, "true", b.Outputs()["acquired"])
+		require.Equal(t, b.HolderID(), w.State().Holders[0].HolderID, "a's release handed b the seat")
+		b.ResetFiles()
+
+		// The next state read of b's release is served the version in
+		// which b was only queued.
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/" + actiontest.StatePath, Kind: emulator.StaleRead, StaleVersions: 1, Count: 1})
+		puts, conflicts := w.Puts(), w.Em.Metrics().Conflicts
+		b.Input("resource-cleanup-status", "confirmed")
+		require.NoError(t, rel(b))
+		assert.Equal(t, "released", b.Outputs()["cleanup-result"])
+		assert.Empty(t, w.State().Holders)
+		assert.Empty(t, w.State().Queue)
+		assert.Equal(t, int64(1), w.Puts()-puts, "one write, decided at the branch head")
+		assert.Equal(t, conflicts, w.Em.Metrics().Conflicts, "no compare-and-swap on the older version")
+	})
 }

@@ -166,8 +166,14 @@ func (r *releaser) run(ctx context.Context, creds lockaction.AppCredentials) err
 	ph := PhaseDeadlines(r.start, r.s.DeadlineSecs)
 	mk := func(deadline time.Time, rounds int) (*store.Store, error) {
 		t := r.s.Target
-		return store.New(store.Options{Client: client, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
+		st, err := store.New(store.Options{Client: client, Owner: t.Owner, Repo: t.Repo, Branch: t.Branch, Lock: t.Lock, ServerURL: t.ServerURL,
 			Clock: r.d.Clock, Jitter: r.d.Jitter, Budget: budget(deadline), MaxRounds: rounds, ConflictDelay: cleanupConflictDelay})
+		if err == nil {
+			// Never decide on a version older than the one this job's
+			// acquire saw itself admitted in.
+			lockaction.SeedAdmissionFloor(st, r.s.RunnerTemp, t, r.s.HolderID)
+		}
+		return st, err
 	}
 	if r.s.Target.Branch != lockaction.DefaultStateBranch {
 		// Never write onto the default branch (see acquire's guardTarget).
