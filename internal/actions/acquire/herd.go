@@ -7,6 +7,7 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
 // Burst pacing by arrival tickets (docs/performance.md §11). When many jobs
@@ -34,6 +35,10 @@ import (
 //     herdBudgetPerMinute × apiShare writes a minute. The jobs of the first
 //     wave, which read before any of the herd had written, spread over
 //     herdFirstWaveSpacing slots by their ticket.
+//   - Decided at the head: once its slot has come on an ordinary read,
+//     the job reads the branch head and decides again on that
+//     (herdFresh), since a lagging replica's version makes the slot come
+//     too early.
 //
 // It only delays a job's first write; every decision is still made on the
 // read just before it, and the arrival insertion (lockstate.Arrival) keeps
@@ -71,6 +76,14 @@ const (
 	// before its first write) must not hold later jobs back for good.
 	herdMaxSlots = 4
 	herdMaxSlack = 30 * time.Second
+	// herdMaxHeadReads bounds the reads at the branch head one job makes
+	// before its paced first write attempts (herdFresh): the first due
+	// attempt only. Measured on bench burst-40x4 (seeds 20261202-18): 1, 2
+	// and 4 keep the same peak (49-55 content writes a minute against 64-66
+	// without), 2 and 4 cost 1.0-1.7 requests a job more than 1 and wait
+	// 2-4 s longer; on burst-20-quarter-limits all three answer 0 secondary
+	// limits over the seed sets measured (docs/performance.md §13).
+	herdMaxHeadReads = 1
 )
 
 // ticket is a job's arrival ticket: the App JWT bucket's count at its token
@@ -246,6 +259,39 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 			q.herd.rate, q.s.Target.Lock, at.Sub(now).Milliseconds())
 	}
 	return true, q.sleep(ctx, at.Sub(now)+time.Duration(q.d.Jitter()*float64(200*time.Millisecond)))
+}
+
+// herdFresh is the state at the branch head (store.Store.LoadFresh) for a
+// paced newcomer whose slot has come on snap, an ordinary read: nil when
+// snap is that state already, when the head is the version snap is, or
+// when the head cannot be read (the write then goes ahead on snap, as
+// without this).
+//
+// A lagging replica (docs/emulator.md "Replica lag") serves an ordinary
+// read an older version, and the slot decided on it comes too early: its
+// arrival log and updatedAt are the past's. In a paced burst such a first
+// write is certain to lose its compare-and-swap, and every lost write is a
+// content-creating request that the writer App's secondary limit counts
+// like a landed one: in bench burst-20-quarter-limits (20 a minute), three
+// first-wave admissions decided on versions seconds old took seed 20261298
+// to 21 write attempts in a minute. The head read costs two requests (the
+// ref, then the file at its commit), at most herdMaxHeadReads times a run;
+// the slot is decided again on its answer.
+func (q *acquirer) herdFresh(ctx context.Context, snap store.Snapshot) *store.Snapshot {
+	if q.herd == nil || !q.newcomer(snap.State) || snap.SHA == q.herdHead || q.herdHeadReads >= herdMaxHeadReads {
+		return nil
+	}
+	q.herdHeadReads++
+	fresh, _, err := q.st.LoadFresh(ctx)
+	if err != nil {
+		return nil
+	}
+	q.herdHead = fresh.SHA
+	if fresh.SHA == snap.SHA || fresh.State == nil {
+		return nil
+	}
+	q.last = fresh.State
+	return &fresh
 }
 
 // noteArrival logs this job's first write, with its ticket, in the state

@@ -127,9 +127,13 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
 	if dec.Changed && (dec.Outcome == lockstate.OutcomeQueued || dec.Outcome == lockstate.OutcomeAdmitted) {
-		// A paced burst's first write waits for its slot (herd.go).
+		// A paced burst's first write waits for its slot (herd.go), and
+		// is decided at the branch head once the slot has come.
 		if slept, err := q.herdWait(ctx, snap.State); slept || err != nil {
 			return err != nil, slept, err
+		}
+		if fresh := q.herdFresh(ctx, snap); fresh != nil {
+			return q.step(ctx, *fresh)
 		}
 	}
 	prChecked := false

@@ -160,6 +160,10 @@ type acquirer struct {
 	ticket     *ticket
 	herd       *herdPlan
 	herdLogged bool
+	// herdHead is the SHA of the last state a due paced write read at the
+	// branch head, herdHeadReads how many such reads it made (herdFresh).
+	herdHead      string
+	herdHeadReads int
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
 	// ahead are the queue entries seen ahead of this waiter that have not
