@@ -36,16 +36,7 @@ func TestReleaseHandsTheSeatOff(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				w := actiontest.NewWorld(t, tc.config)
-				seedSchema(w, tc.schema)
-				a := w.NewJob("holder", "runner-a")
-				hold(t, a)
-				b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
-				done := make(chan error, 1)
-				go func() { done <- acquire.Run(context.Background(), b.Deps()) }()
-				time.Sleep(time.Second)
-				synctest.Wait()
-				require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+				w, a, b, done := holderAndWaiter(t, tc.config, tc.schema)
 
 				puts := w.Puts()
 				a.Input("resource-cleanup-status", "confirmed")
@@ -188,16 +179,7 @@ func editNote(t *testing.T, path string, edit func(map[string]any)) {
 // release reads at the branch head instead, and writes once.
 func TestReleaseNeverWritesOnAVersionOlderThanItsAdmission(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := actiontest.NewWorld(t, `{"maxHolders":1,"runnerSerialization":true}`)
-		seedSchema(w, 3)
-		a := w.NewJob("holder", "runner-a")
-		hold(t, a)
-		b := w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
-		done := make(chan error, 1)
-		go func() { done <- acquire.Run(context.Background(), b.Deps()) }()
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+		w, a, b, done := holderAndWaiter(t, `{"maxHolders":1,"runnerSerialization":true}`, 3)
 		time.Sleep(time.Second)
 		a.Input("resource-cleanup-status", "confirmed")
 		require.NoError(t, rel(a))
@@ -218,4 +200,22 @@ func TestReleaseNeverWritesOnAVersionOlderThanItsAdmission(t *testing.T) {
 		assert.Equal(t, int64(1), w.Puts()-puts, "one write, decided at the branch head")
 		assert.Equal(t, conflicts, w.Em.Metrics().Conflicts, "no compare-and-swap on the older version")
 	})
+}
+
+// holderAndWaiter is a world at schema with config where job a holds the
+// one seat and job b waits behind it at position 1; done receives b's
+// acquire result. Call it inside a synctest bubble.
+func holderAndWaiter(t *testing.T, config string, schema int) (w *actiontest.World, a, b *actiontest.Job, done chan error) {
+	t.Helper()
+	w = actiontest.NewWorld(t, config)
+	seedSchema(w, schema)
+	a = w.NewJob("holder", "runner-a")
+	hold(t, a)
+	b = w.NewJob("waiter", "runner-b").Input("timeout-minutes", "5")
+	done = make(chan error, 1)
+	go func() { done <- acquire.Run(context.Background(), b.Deps()) }()
+	time.Sleep(time.Second)
+	synctest.Wait()
+	require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
+	return w, a, b, done
 }
