@@ -26,6 +26,11 @@ type RecentArrival struct {
 	// seconds); Count is x-ratelimit-used at the job's token mint.
 	Window int64
 	Count  int64
+	// Minted is when the job's token mint answered (canonical timestamp,
+	// the writer's clock; "" from older builds): the arrival itself, where
+	// At is its first write, which a paced or spread-out join makes long
+	// after (herd.go's logRate).
+	Minted string
 }
 
 const (
@@ -43,13 +48,23 @@ const (
 // the oldest beyond MaxRecentArrivals) and appends the new one. A ticket
 // the caller does not have (window <= 0) only prunes.
 func (s *State) NoteArrival(now time.Time, window, count int64) {
+	s.NoteMintedArrival(now, time.Time{}, window, count)
+}
+
+// NoteMintedArrival is NoteArrival with the time the ticket was minted
+// (zero: not known, logged without one).
+func (s *State) NoteMintedArrival(now, minted time.Time, window, count int64) {
 	kept := s.RecentArrivals[:0:0]
 	for _, a := range s.RecentArrivals {
 		if t, ok := ParseStateTime(a.At); ok && now.Sub(t) < ArrivalLogWindow && !t.After(now.Add(ArrivalLogWindow)) {
 			kept = append(kept, a)
 		}
 	}
-	if a := (RecentArrival{At: FormatTime(now), Window: window, Count: count}); a.valid() {
+	a := RecentArrival{At: FormatTime(now), Window: window, Count: count}
+	if !minted.IsZero() {
+		a.Minted = FormatTime(minted)
+	}
+	if a.valid() {
 		kept = append(kept, a)
 	}
 	if len(kept) > MaxRecentArrivals {
@@ -91,6 +106,13 @@ func decodeRecentArrivals(s *State, obj map[string]any) error {
 		window, okW := safeInteger(m["window"])
 		count, okC := safeInteger(m["count"])
 		a := RecentArrival{At: at, Window: window, Count: count}
+		if v, has := m["minted"]; has {
+			minted, isString := v.(string)
+			if _, canonical := ParseStateTime(minted); !isString || !canonical {
+				return fail(fmt.Sprintf("[%d].minted must be a canonical ISO-8601 UTC timestamp", i))
+			}
+			a.Minted = minted
+		}
 		if !okW || !okC || !a.valid() {
 			return fail(fmt.Sprintf("[%d] needs window, a positive integer, and count, a non-negative integer (up to %d)", i, MaxFencingToken))
 		}
@@ -112,11 +134,15 @@ func validateRecentArrivals(s *State) error {
 	return nil
 }
 
-// valid is the rule of one logged arrival: a canonical timestamp, a
-// positive window and a non-negative count, both within JavaScript's safe
+// valid is the rule of one logged arrival: a canonical timestamp (and a
+// canonical minted one, when there is one), a positive window and a non-negative count, both within JavaScript's safe
 // integers.
 func (a RecentArrival) valid() bool {
 	_, ok := ParseStateTime(a.At)
+	if a.Minted != "" {
+		_, minted := ParseStateTime(a.Minted)
+		ok = ok && minted
+	}
 	return ok && a.Window > 0 && a.Window <= MaxFencingToken && a.Count >= 0 && a.Count <= MaxFencingToken
 }
 
@@ -124,11 +150,15 @@ func (a RecentArrival) valid() bool {
 func recentArrivalsNode(log []RecentArrival) jsonArray {
 	arr := make(jsonArray, 0, len(log))
 	for _, a := range log {
-		arr = append(arr, jsonObject{
+		obj := jsonObject{
 			{"at", jsonString(a.At)},
 			{"window", jsonInt(a.Window)},
 			{"count", jsonInt(a.Count)},
-		})
+		}
+		if a.Minted != "" {
+			obj = append(obj, jsonMember{"minted", jsonString(a.Minted)})
+		}
+		arr = append(arr, obj)
 	}
 	return arr
 }

@@ -45,6 +45,7 @@ func TestRecentArrivalsRoundTripAtEverySchema(t *testing.T) {
 		assert.NotContains(t, string(data), "recentArrivals", "schema %d: omitted when empty", schema)
 
 		s.NoteArrival(now, 1700003600, 41)
+		s.NoteMintedArrival(now, now.Add(-1500*time.Millisecond), 1700003600, 43)
 		data, err = Encode(s)
 		require.NoError(t, err)
 		assert.Contains(t, string(data), `"recentArrivals": [`, "schema %d", schema)
@@ -52,6 +53,9 @@ func TestRecentArrivalsRoundTripAtEverySchema(t *testing.T) {
 		back, err := Decode(data, DecodeOptions{Lock: testLock})
 		require.NoError(t, err, "schema %d", schema)
 		assert.Equal(t, s.RecentArrivals, back.RecentArrivals, "schema %d", schema)
+		require.Len(t, back.RecentArrivals, 2)
+		assert.Empty(t, back.RecentArrivals[0].Minted, "logged without a mint time")
+		assert.Equal(t, "2026-12-06T11:59:58.500Z", back.RecentArrivals[1].Minted)
 		again, err := Encode(back)
 		require.NoError(t, err)
 		assert.Equal(t, string(data), string(again), "schema %d: byte-stable", schema)
@@ -65,6 +69,8 @@ func TestMalformedRecentArrivalsAreRefused(t *testing.T) {
 	}
 	_, err := Decode(doc(`[{"at":"2026-12-06T12:00:00.000Z","window":1700003600,"count":0}]`), DecodeOptions{Lock: testLock})
 	require.NoError(t, err, "a well-formed log (count 0 allowed)")
+	_, err = Decode(doc(`[{"at":"2026-12-06T12:00:00.000Z","window":1700003600,"count":3,"minted":"2026-12-06T11:59:59.000Z"}]`), DecodeOptions{Lock: testLock})
+	require.NoError(t, err, "with a mint time")
 	long := "[" + strings.Repeat(`{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1},`, MaxRecentArrivals) + `{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1}]`
 	for name, v := range map[string]string{
 		"not an array":     `{}`,
@@ -76,6 +82,8 @@ func TestMalformedRecentArrivalsAreRefused(t *testing.T) {
 		"negative count":   `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":-1}]`,
 		"fractional count": `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1.5}]`,
 		"too long":         long,
+		"minted shape":     `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1,"minted":"2026-12-06T12:00:00Z"}]`,
+		"minted a number":  `[{"at":"2026-12-06T12:00:00.000Z","window":1,"count":1,"minted":1}]`,
 	} {
 		_, err := Decode(doc(v), DecodeOptions{Lock: testLock})
 		require.Error(t, err, name)

@@ -10,20 +10,25 @@ import (
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
 )
 
-// Burst pacing by arrival tickets (docs/performance.md §11). When many jobs
+// Burst pacing by arrival tickets (docs/performance.md §11, §14). When many jobs
 // of one GitHub App start within seconds, their first writes (a join or an
 // admission each, all compare-and-swaps on one document) collide, every
 // lost race is one more content-creating request, and GitHub refuses the
 // App's writes for a minute once a minute holds 80 of them: every seat of
 // the organization then waits. A herd is paced instead:
 //
-//   - Seen before any write: the rate-limit counts GitHub reports on every
-//     answer (x-ratelimit-used) rise with the other jobs' requests, so a
-//     job's first four answers (installation lookup, token mint, config and
-//     state reads) show how many others started around it (burstRate). Only
-//     a herd arriving at herdEngageFactor times the lock's write budget or
-//     faster is paced; a lone job, or a few jobs seconds apart, see no rise
-//     and write at once as before.
+//   - Seen before any write, three ways, the fastest of which decides: the
+//     rate-limit counts GitHub reports on every answer (x-ratelimit-used)
+//     rise with the other jobs' requests, so a job's first four answers
+//     (installation lookup, token mint, config and state reads) show how
+//     many others started around it (burstRate), if those answers are far
+//     enough apart; the arrival log dates the tickets of the last seconds
+//     by their mint (logRate); and the App JWT's count since its window
+//     began averages the App's arrivals (windowRate). Only a herd arriving
+//     at herdEngageFactor times the lock's write budget or faster is paced;
+//     a lone job, or a few jobs seconds apart, write at once as before. A
+//     job whose first write lost its race reads the log again
+//     (planHerd): a lagging replica may have hidden the burst.
 //   - Ordered without a conversation: the App JWT's count at a job's token
 //     mint is its arrival ticket. Each first write logs its ticket in the
 //     state (lockstate.RecentArrival), so a waiting job counts exactly the
@@ -76,6 +81,13 @@ const (
 	// before its first write) must not hold later jobs back for good.
 	herdMaxSlots = 4
 	herdMaxSlack = 30 * time.Second
+	// herdLogRateSpan is how far back logRate looks in the arrival log,
+	// and herdMinLogArrivals the fewest arrivals it counts as a burst.
+	herdLogRateSpan    = 10 * time.Second
+	herdMinLogArrivals = 4
+	// herdRateWindow is GitHub's primary rate-limit window: a window's
+	// x-ratelimit-reset is its start plus an hour.
+	herdRateWindow = time.Hour
 	// herdMaxHeadReads bounds the reads at the branch head one job makes
 	// before its paced first write attempts (herdFresh): the first due
 	// attempt only. Measured on bench burst-40x4 (seeds 20261202-18): 1, 2
@@ -87,8 +99,11 @@ const (
 )
 
 // ticket is a job's arrival ticket: the App JWT bucket's count at its token
-// mint, in the window that answer named.
-type ticket struct{ window, count int64 }
+// mint, in the window that answer named, and when that answer came.
+type ticket struct {
+	window, count int64
+	at            time.Time
+}
 
 // burstRate estimates how many other jobs a second started around this one
 // from the usage samples of its first answers: the count each bucket rose
@@ -131,10 +146,34 @@ func burstRate(samples []ghclient.UsageSample) float64 {
 func mintTicket(samples []ghclient.UsageSample) (ticket, bool) {
 	for i := len(samples) - 1; i >= 0; i-- {
 		if s := samples[i]; s.App && s.Reset > 0 && s.Used >= 0 {
-			return ticket{window: s.Reset, count: s.Used}, true
+			return ticket{window: s.Reset, count: s.Used, at: s.At}, true
 		}
 	}
 	return ticket{}, false
+}
+
+// windowRate is the App's arrivals a second since its JWT rate-limit
+// window began: the ticket's count (herdRequestsPerArrival a job) over the
+// time from the window's start (its reset, less GitHub's hour) to the
+// mint, at least a second; 0 below herdMinLogArrivals arrivals or on a
+// mint stamped before the window began (a runner clock behind GitHub's).
+// An average since the window began is never above the rate at the
+// busiest moment in it, so it never sees a burst that is not there. It
+// sees the ones that open a window (the first jobs after a quiet hour, a
+// fresh emulator), where neither the arrival log (no first write landed
+// yet, or a lagging replica served a version from before them) nor a fast
+// job's first answers do. In a busy App's hour-old window it reads low and
+// the other two decide.
+func windowRate(t ticket) float64 {
+	if t.at.IsZero() || t.window <= 0 {
+		return 0
+	}
+	age := t.at.Sub(time.Unix(t.window, 0).Add(-herdRateWindow))
+	arrivals := float64(t.count) / herdRequestsPerArrival
+	if age < 0 || arrivals < herdMinLogArrivals {
+		return 0
+	}
+	return arrivals / max(age.Seconds(), 1)
 }
 
 // herdPlan is what a paced job decided at its first read.
@@ -222,17 +261,73 @@ func (p *herdPlan) lost(now time.Time, share float64, jitter func() float64) {
 	p.backoff = now.Add(b)
 }
 
-// planHerd decides at the first read whether this job paces its first
-// write (nil when not: no burst, or no ticket to order it by).
-func (q *acquirer) planHerd() *herdPlan {
+// planHerd decides on a read of s, before this job's first write, whether
+// it paces that write (nil when not: no burst, or no ticket to order it by).
+//
+// At the first read (first) the job's first answers count as well
+// (burstRate); later, only the arrival log does: the answers of a job that
+// has waited span its waits, and other waiters' reads in them would read as
+// arrivals.
+func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 	if q.client == nil || q.ticket == nil {
 		return nil
 	}
-	rate := burstRate(q.client.Usage())
+	var rate float64
+	if first {
+		rate = burstRate(q.client.Usage())
+	}
+	if !engages(rate, q.cfg.Share()) {
+		rate = max(rate, logRate(s, *q.ticket, q.now()), windowRate(*q.ticket))
+	}
 	if !engages(rate, q.cfg.Share()) {
 		return nil
 	}
 	return &herdPlan{rate: rate, t: *q.ticket, start: q.now()}
+}
+
+// logRate estimates how many jobs a second started around this one from
+// the state's arrival log and this job's ticket: the arrivals from the
+// oldest logged ticket minted in the last herdLogRateSpan to this job's own
+// (herdRequestsPerArrival ticket steps each), over the time since that
+// ticket was minted (lockstate.RecentArrival.Minted), at least a second.
+// It is 0 below herdMinLogArrivals arrivals, or when no logged ticket of
+// the window says when it was minted (an older build wrote the log).
+//
+// burstRate reads the burst from the counts between a job's own first
+// answers, so it sees one only when those answers are far enough apart for
+// others' requests to fall between them: at 80 ms a read instead of the
+// bench's 250 ms, no job of bench burst-40x4 saw one, none was paced, and
+// its seeds drew 239-268 secondary-limit answers at 111-125 write attempts
+// a minute. The log spans the whole burst, whatever the latency. The mint
+// time, not the first write's (At), dates an arrival: a join spread out
+// over minutes (burst.go) logs its write long after its ticket, and
+// counted from its write, every arrival since its ticket would look as
+// if it came in the last seconds (bench wide and burst paced some of their
+// jobs so).
+func logRate(s *lockstate.State, t ticket, now time.Time) float64 {
+	if s == nil {
+		return 0
+	}
+	var oldest time.Time
+	var first int64
+	found := false
+	for _, a := range s.RecentArrivals {
+		minted, ok := lockstate.ParseTime(a.Minted)
+		if !ok || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > herdLogRateSpan {
+			continue
+		}
+		if !found || a.Count < first {
+			oldest, first, found = minted, a.Count, true
+		}
+	}
+	if !found {
+		return 0
+	}
+	arrivals := float64(t.count-first) / herdRequestsPerArrival
+	if arrivals < herdMinLogArrivals {
+		return 0
+	}
+	return arrivals / max(now.Sub(oldest).Seconds(), 1)
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its
@@ -244,6 +339,14 @@ func (q *acquirer) newcomer(s *lockstate.State) bool {
 // herdWait sleeps until a paced newcomer's slot when it has not come yet
 // (slept reports that it did; the caller reads again).
 func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool, err error) {
+	if q.herd == nil && q.firstLost && q.newcomer(s) {
+		// A first write lost its race: the log may show a burst that
+		// the first read, from a lagging replica or before any of the
+		// burst had written, did not. Only then: a join spread out
+		// (burst.go) logs its arrival long after its ticket was minted,
+		// so in a slower burst the log would overstate the arrival rate.
+		q.herd = q.planHerd(s, false)
+	}
 	if q.herd == nil || !q.newcomer(s) {
 		return false, nil
 	}
@@ -300,5 +403,5 @@ func (q *acquirer) noteArrival(s *lockstate.State, wasNewcomer bool) {
 	if !wasNewcomer || q.ticket == nil {
 		return
 	}
-	s.NoteArrival(q.now(), q.ticket.window, q.ticket.count)
+	s.NoteMintedArrival(q.now(), q.ticket.at, q.ticket.window, q.ticket.count)
 }

@@ -53,7 +53,7 @@ func TestMintTicketIsTheLastAppCount(t *testing.T) {
 	t.Parallel()
 	tk, ok := mintTicket(firstAnswers(3, 2))
 	require.True(t, ok)
-	assert.Equal(t, ticket{window: 1700003600, count: 104}, tk)
+	assert.Equal(t, ticket{window: 1700003600, count: 104, at: herdT0.Add(250 * time.Millisecond)}, tk)
 	_, ok = mintTicket(firstAnswers(0, 0)[2:])
 	assert.False(t, ok, "no App answer, no ticket (a plain token)")
 }
@@ -141,4 +141,58 @@ func TestHerdSlotIsBoundedAndBacksOff(t *testing.T) {
 	q.lost(now, 1, func() float64 { return 0 })
 	assert.Equal(t, now.Add(100*time.Millisecond), q.backoff)
 	assert.Equal(t, now.Add(100*time.Millisecond), q.slot(arrivalsState(herdT0.Add(-time.Hour)), 1, now.Add(-time.Second)), "the backoff outlasts an earlier slot")
+}
+
+// minted is a logged first write of ticket count, minted at minted and
+// written at at.
+func minted(at, mintedAt time.Time, count int64) lockstate.RecentArrival {
+	return lockstate.RecentArrival{At: lockstate.FormatTime(at), Window: 1700003600, Count: count, Minted: lockstate.FormatTime(mintedAt)}
+}
+
+// logRate reads the arrival rate from the log's mint times, whatever the
+// latency of a job's first answers: a burst of 10 jobs a second is seen,
+// a join spread out over minutes (its write logged now, its ticket minted
+// a minute ago) is not taken for one, nor is a log without mint times (an
+// older build's) or a handful of arrivals.
+func TestLogRateDatesArrivalsByTheirMint(t *testing.T) {
+	t.Parallel()
+	now := herdT0.Add(3 * time.Second)
+	me := ticket{window: 1700003600, count: 160, at: now}
+	burst := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100), minted(herdT0.Add(2*time.Second), herdT0.Add(time.Second), 120))
+	assert.InDelta(t, 10.0, logRate(burst, me, now), 0.01, "30 arrivals in the 3 s since ticket 100 was minted")
+	assert.True(t, engages(logRate(burst, me, now), 1))
+
+	spread := arrivalsState(herdT0, minted(now.Add(-time.Second), now.Add(-time.Minute), 100))
+	assert.Zero(t, logRate(spread, me, now), "minted a minute ago: outside the span")
+	recent := arrivalsState(herdT0, minted(now.Add(-time.Second), now.Add(-8*time.Second), 100))
+	assert.InDelta(t, 30.0/8, logRate(recent, me, now), 0.01)
+	assert.False(t, engages(logRate(recent, me, now), 1), "30 arrivals over 8 s is no burst at apiShare 1")
+	assert.True(t, engages(logRate(recent, me, now), 0.25), "but is at a quarter")
+
+	old := arrivalsState(herdT0, logged(herdT0.Add(time.Second), 100))
+	assert.Zero(t, logRate(old, me, now), "no mint time logged")
+	few := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 154))
+	assert.Zero(t, logRate(few, me, now), "3 arrivals are no burst")
+	other := arrivalsState(herdT0, lockstate.RecentArrival{At: lockstate.FormatTime(herdT0), Window: 1700000000, Count: 10, Minted: lockstate.FormatTime(herdT0)})
+	assert.Zero(t, logRate(other, me, now), "another window's tickets do not count")
+	assert.Zero(t, logRate(nil, me, now))
+}
+
+// windowRate is the App's average arrival rate since its JWT window began:
+// a burst that opens the window is seen from its fifth arrival on, a busy
+// App's hour-old window reads low, and a mint stamped before the window
+// began (a runner clock behind GitHub's) reads nothing.
+func TestWindowRateAveragesSinceTheWindowBegan(t *testing.T) {
+	t.Parallel()
+	start := herdT0
+	reset := start.Add(time.Hour).Unix()
+	opened := ticket{window: reset, count: 20, at: start.Add(2 * time.Second)}
+	assert.InDelta(t, 5.0, windowRate(opened), 0.01, "10 arrivals in the window's first 2 s")
+	assert.True(t, engages(windowRate(opened), 0.25))
+	assert.Zero(t, windowRate(ticket{window: reset, count: 6, at: start.Add(100 * time.Millisecond)}), "3 arrivals are no burst")
+	assert.InDelta(t, 4.0, windowRate(ticket{window: reset, count: 8, at: start.Add(100 * time.Millisecond)}), 0.01, "at least a second")
+	busy := ticket{window: reset, count: 400, at: start.Add(30 * time.Minute)}
+	assert.False(t, engages(windowRate(busy), 1), "200 arrivals over 30 minutes")
+	assert.Zero(t, windowRate(ticket{window: reset, count: 400, at: start.Add(-time.Minute)}))
+	assert.Zero(t, windowRate(ticket{window: reset, count: 400}), "no mint time")
 }

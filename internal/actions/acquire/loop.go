@@ -25,6 +25,11 @@ var errDeadline = errors.New("acquire: timeout-minutes elapsed")
 // back in time (staleRead).
 var errStaleRound = errors.New("acquire: the re-read after a lost race is older than the state this run decided on")
 
+// errPaced ends a newcomer's write round whose re-read, after a lost race,
+// shows a burst this run did not see at its first read (planHerd): its
+// first write is paced from then on.
+var errPaced = errors.New("acquire: a burst shows; the first write is paced")
+
 // errBlocked ends a write round that found an active incident.
 var errBlocked = errors.New("acquire: an active incident blocks admission")
 
@@ -75,7 +80,7 @@ func (q *acquirer) loop(ctx context.Context) error {
 					q.ticket = &t
 				}
 			}
-			q.herd = q.planHerd() // after q.ticket: a burst is ordered by it
+			q.herd = q.planHerd(snap.State, true) // after q.ticket: a burst is ordered by it
 		}
 		q.observe(snap.State)
 		q.holds.observe(snap.State, q.now())
@@ -199,7 +204,17 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 		q.writing.Store(false)
 		_ = lockaction.RemovePendingMarker(q.s.RunnerTemp, q.s.Target, q.id.HolderID)
 	}()
+	round := 0
 	res, err := q.st.UpdateRounds(ctx, rounds, func(s *lockstate.State) (string, error) {
+		round++
+		if round > 1 && q.herd == nil && q.ticket != nil && q.newcomer(s) {
+			// A lost first write: a lagging replica may have served the
+			// first read from before the burst's first writes were
+			// logged (logRate), or nothing had been logged yet.
+			if q.herd = q.planHerd(s, false); q.herd != nil {
+				return "", errPaced
+			}
+		}
 		if q.staleRead(s) {
 			// A round after a lost race read a version older than the
 			// one this run decided on (staleread.go): decided on, it is
@@ -253,7 +268,7 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	case errors.Is(err, errConfigUnread):
 		q.logConfigUnread()
 		return false, false, nil
-	case errors.Is(err, errReplan):
+	case errors.Is(err, errReplan), errors.Is(err, errPaced) && !landed:
 		return false, true, nil
 	case errors.Is(err, errBlocked):
 		return true, false, q.blocked(ctx, dec)
@@ -262,6 +277,7 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 			q.herd.lost(q.now(), q.cfg.Share(), q.d.Jitter)
 			return false, true, nil
 		}
+		q.firstLost = q.firstLost || q.newcomer(q.last)
 		q.conflictStreak++
 		return false, false, nil
 	case ghclient.IsSecondaryLimit(err) && !landed && ctx.Err() == nil:

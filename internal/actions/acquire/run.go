@@ -164,6 +164,9 @@ type acquirer struct {
 	// branch head, herdHeadReads how many such reads it made (herdFresh).
 	herdHead      string
 	herdHeadReads int
+	// firstLost: a first write of this run lost its race (planHerd may
+	// pace the next).
+	firstLost bool
 	// secondaryWarned is the end of the secondary-limit wait last reported.
 	secondaryWarned time.Time
 	// ahead are the queue entries seen ahead of this waiter that have not
