@@ -45,6 +45,17 @@ func latencyWorkloads() []Workload {
 			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
 		},
 		{
+			Name: "burst-20-quarter-fast", Seats: 2, Latency: FastLatency, Seeds: 4, LimitScale: 0.25, NoticedP95: 20 * time.Second,
+			Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
+			Description: "burst-20-quarter-limits with every answer in 80 ms (a write 330 ms): a job's first answers come too close together to show a burst in their counts (docs/performance.md §14)",
+			Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
+		},
+		{
+			Name: "burst-40x4-fast", Seats: 4, Latency: FastLatency, Seeds: 4, NoticedP95: 10 * time.Second,
+			Description: "burst-40x4 with every answer in 80 ms (a write 330 ms)",
+			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
+		},
+		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",
 			Jobs:        evenlySpaced(40, 100*time.Millisecond, 30*time.Second),
