@@ -108,7 +108,7 @@ func evenlySpaced(n int, every, hold time.Duration) func(*mrand.Rand) []*simJob 
 
 // Workloads are the named scenarios of `make bench`.
 func Workloads() []Workload {
-	return []Workload{
+	return append([]Workload{
 		{
 			Name: "idle", Seats: 2, Latency: DefaultLatency, Idle: true,
 			Description: "one job at a time on a free seat: 5 jobs 10 minutes apart, 5-minute holds",
@@ -215,11 +215,7 @@ func Workloads() []Workload {
 			},
 		},
 		upgradeWorkload(),
-		latencyWorkloads()[0],
-		latencyWorkloads()[1],
-		latencyWorkloads()[2],
-		latencyWorkloads()[3],
-	}
+	}, latencyWorkloads()...)
 }
 
 // Run executes wl. It must be called inside a testing/synctest bubble
