@@ -32,29 +32,30 @@ const (
 
 // latencyWorkloads are the tail workloads of issue 23.
 func latencyWorkloads() []Workload {
+	quarter := Workload{
+		Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second,
+		Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
+		Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
+		Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
+	}
+	x4 := Workload{
+		Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second,
+		Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
+		Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
+	}
+	// fast is wl answered at FastLatency, over 4 seeds: a job's first
+	// answers come too close together to show a burst in their counts
+	// (docs/performance.md §14).
+	fast := func(wl Workload, name string) Workload {
+		wl.Description = wl.Name + " with every answer in 80 ms (a write 330 ms)"
+		wl.Name, wl.Latency, wl.Seeds = name, FastLatency, 4
+		return wl
+	}
 	return []Workload{
-		{
-			Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second,
-			Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
-			Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
-			Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
-		},
-		{
-			Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second,
-			Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
-			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
-		},
-		{
-			Name: "burst-20-quarter-fast", Seats: 2, Latency: FastLatency, Seeds: 4, LimitScale: 0.25, NoticedP95: 20 * time.Second,
-			Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
-			Description: "burst-20-quarter-limits with every answer in 80 ms (a write 330 ms): a job's first answers come too close together to show a burst in their counts (docs/performance.md §14)",
-			Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
-		},
-		{
-			Name: "burst-40x4-fast", Seats: 4, Latency: FastLatency, Seeds: 4, NoticedP95: 10 * time.Second,
-			Description: "burst-40x4 with every answer in 80 ms (a write 330 ms)",
-			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
-		},
+		quarter,
+		x4,
+		fast(quarter, "burst-20-quarter-fast"),
+		fast(x4, "burst-40x4-fast"),
 		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",
