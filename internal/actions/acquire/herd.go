@@ -342,9 +342,8 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 	if q.herd == nil && q.firstLost && q.newcomer(s) {
 		// A first write lost its race: the log may show a burst that
 		// the first read, from a lagging replica or before any of the
-		// burst had written, did not. Only then: a join spread out
-		// (burst.go) logs its arrival long after its ticket was minted,
-		// so in a slower burst the log would overstate the arrival rate.
+		// burst had written, did not. Without a lost race the first
+		// read's decision stands.
 		q.herd = q.planHerd(s, false)
 	}
 	if q.herd == nil || !q.newcomer(s) {
