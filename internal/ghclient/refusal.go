@@ -112,3 +112,14 @@ func IsInvalidWrite(err error) bool {
 	e, ok := asError(err)
 	return ok && e.Code == CodeInvalidWrite
 }
+
+// IsFileMoved reports a lost compare-and-swap whose answer says the file
+// itself is no longer at the sent sha: GitHub's 409 "<path> does not match
+// <sha>" (https://github.com/octokit/octokit.rb/issues/581, measured in
+// https://github.com/pome-sh/digital-twins/pull/400). A 409 "is at <sha>
+// but expected <sha>" only says the branch moved while the commit was
+// made, which another file's write on the same branch does too.
+func IsFileMoved(err error) bool {
+	e, ok := asError(err)
+	return ok && IsConflict(err) && strings.Contains(e.Message, " does not match ")
+}

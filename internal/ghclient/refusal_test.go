@@ -125,3 +125,29 @@ func TestWriteRefusalsAreFinalNotConflicts(t *testing.T) {
 	assert.Equal(t, ClassFatal, e.Class)
 	assert.Equal(t, "", e.Code)
 }
+
+// IsFileMoved tells GitHub's "the file is no longer at that sha" conflict
+// from the branch-head one another file's commit causes, and from every
+// answer that is no conflict.
+func TestIsFileMoved(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		rep  reply
+		want bool
+	}{
+		{"file moved", reply{status: 409, body: msg("locks/seats.json does not match 0123456789abcdef0123456789abcdef01234567")}, true},
+		{"branch moved", reply{status: 409, body: msg("refs/heads/lock-state is at 0123456789abcdef0123456789abcdef01234567 but expected 89abcdef0123456789abcdef0123456789abcdef")}, false},
+		{"ruleset", reply{status: 409, body: msg(`Repository rule violations found\n\nChanges must be made through a pull request.\n\n`)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.srv.on("PUT", filePath, tc.rep)
+			err := h.putFile(context.Background(), Budget{})
+			mustErr(t, err)
+			assert.Equal(t, tc.want, IsFileMoved(err))
+		})
+	}
+	assert.False(t, IsFileMoved(nil))
+}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
@@ -110,19 +108,8 @@ func (s *Store) headFloor(base string) {
 	s.seen = s.seen[:0]
 }
 
-// fileMoved reports a lost compare-and-swap whose answer says the file
-// itself is no longer at the base: GitHub's 409 "<path> does not match
-// <sha>" (https://github.com/octokit/octokit.rb/issues/581, measured in
-// https://github.com/pome-sh/digital-twins/pull/400). A 409 "is at <sha>
-// but expected <sha>" only says the branch moved while the commit was made,
-// which another file's write on the same branch does too.
-func fileMoved(err error) bool {
-	var ge *ghclient.Error
-	return errors.As(err, &ge) && strings.Contains(ge.Message, " does not match ")
-}
-
 // supersede records base, the version a compare-and-swap lost on because
-// the file moved (fileMoved), as older than the file's version now. The
+// the file moved (ghclient.IsFileMoved), as older than the file's version now. The
 // history is linear and a state file's content never repeats (every
 // version stamps updatedAt), so a replica that serves base again is
 // lagging: Load reads again instead of deciding on it, where a decision
@@ -253,13 +240,11 @@ func (s *Store) isUndecided() bool {
 // branch head, whose answer decides the write (it shows the write's effect
 // or it never will), after which reads go back to the ordinary path.
 func (s *Store) decideAtHead(ctx context.Context) (Snapshot, error) {
-	snap, _, err := s.LoadFresh(ctx)
-	if err != nil {
-		return Snapshot{}, err
+	snap, err := s.loadAtHead(ctx)
+	if err == nil {
+		s.setUndecided(false)
 	}
-	s.noteRead(snap.SHA)
-	s.setUndecided(false)
-	return snap, nil
+	return snap, err
 }
 
 // hasWritten reports whether this Store's own write ever landed.

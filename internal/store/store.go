@@ -336,7 +336,7 @@ func (s *Store) UpdateRounds(ctx context.Context, rounds int, fn func(*lockstate
 			res.Conflicts++
 			if atHead {
 				s.headFloor(base.SHA)
-			} else if fileMoved(err) {
+			} else if ghclient.IsFileMoved(err) {
 				s.supersede(base.SHA)
 			}
 		case ghclient.IsSecondaryLimit(err) && !mayHaveApplied(err) && res.Rounds < rounds:
