@@ -364,10 +364,11 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 }
 
 // herdFresh is the state at the branch head (store.Store.LoadFresh) for a
-// paced newcomer whose slot has come on snap, an ordinary read: nil when
-// snap is that state already, when the head is the version snap is, or
-// when the head cannot be read (the write then goes ahead on snap, as
-// without this).
+// paced newcomer whose slot has come on snap, an ordinary read: nil once
+// the run made its herdMaxHeadReads (the state it decides on next is that
+// read's, or one after it), when the head is the version snap is, or when
+// the head cannot be read (the write then goes ahead on snap, as without
+// this).
 //
 // A lagging replica (docs/emulator.md "Replica lag") serves an ordinary
 // read an older version, and the slot decided on it comes too early: its
@@ -380,7 +381,7 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 // ref, then the file at its commit), at most herdMaxHeadReads times a run;
 // the slot is decided again on its answer.
 func (q *acquirer) herdFresh(ctx context.Context, snap store.Snapshot) *store.Snapshot {
-	if q.herd == nil || !q.newcomer(snap.State) || snap.SHA == q.herdHead || q.herdHeadReads >= herdMaxHeadReads {
+	if q.herd == nil || !q.newcomer(snap.State) || q.herdHeadReads >= herdMaxHeadReads {
 		return nil
 	}
 	q.herdHeadReads++
@@ -388,7 +389,6 @@ func (q *acquirer) herdFresh(ctx context.Context, snap store.Snapshot) *store.Sn
 	if err != nil {
 		return nil
 	}
-	q.herdHead = fresh.SHA
 	if fresh.SHA == snap.SHA || fresh.State == nil {
 		return nil
 	}

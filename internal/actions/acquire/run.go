@@ -160,9 +160,8 @@ type acquirer struct {
 	ticket     *ticket
 	herd       *herdPlan
 	herdLogged bool
-	// herdHead is the SHA of the last state a due paced write read at the
-	// branch head, herdHeadReads how many such reads it made (herdFresh).
-	herdHead      string
+	// herdHeadReads counts the reads at the branch head before a due
+	// paced write (herdFresh).
 	herdHeadReads int
 	// firstLost: a first write of this run lost its race (planHerd may
 	// pace the next).
