@@ -24,6 +24,13 @@ type Config struct {
 	// NoFaults disables every injected API fault (deaths and clock skew
 	// stay).
 	NoFaults bool
+	// UnappliedWrites, when above 0, adds one fault on top of the seed's
+	// own: each write of the state file is dropped before it applies (a
+	// connection reset) with this probability. The client's retry of such
+	// a write meets a 409 whenever another writer landed meanwhile, the
+	// ambiguous outcome the store must reconcile by reading; the seed's
+	// own schedule makes that rare (docs/simulation.md).
+	UnappliedWrites float64
 	// FaultWindow is how long jobs start and faults fire (default 40 min).
 	FaultWindow time.Duration
 	// Liveness is the bound of the liveness phase after the faults stop
@@ -200,6 +207,11 @@ func Run(tb testing.TB, seed uint64, c Config) Report {
 	s.planJobs(n)
 	if !c.NoFaults {
 		s.planFaults()
+	}
+	if c.UnappliedWrites > 0 {
+		s.em.AddFault(emulator.Fault{Method: "PUT", PathPattern: "/repos/" + owner + "/" + lockRepo + "/contents/" + statePath,
+			Kind: emulator.TransportReset, Probability: c.UnappliedWrites})
+		s.sched = append(s.sched, fmt.Sprintf("unapplied-writes p=%.3f", c.UnappliedWrites))
 	}
 	s.aging = s.schema >= 5 && s.intn(3) == 0
 	if c.Aging > 0 {
