@@ -62,6 +62,11 @@ func latencyWorkloads() []Workload {
 			Jobs:        evenlySpaced(40, 100*time.Millisecond, 30*time.Second),
 		},
 		{
+			Name: "burst-40x1", Seats: 1, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
+			Description: "40 jobs 0.1 s apart on 1 seat, 5 s holds, GitHub's secondary limits as they are: a hold is a third of the poll interval, so the queue moves faster than its tail ranks poll (docs/performance.md §15)",
+			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
+		},
+		{
 			Name: "handoff-mixed", Seats: 2, Latency: DefaultLatency, Seeds: 30, Mixed: true,
 			Description: "a mixed fleet at schema 3: 10 jobs arrive within 2 s on 2 seats, 10 s holds, every second job runs the reference client (reference.go: 15-20 s polls, no direct handoff, drops the runner keys); our releases hand seats to reference waiters too; 30 seeds pooled",
 			Jobs: func(rng *mrand.Rand) []*simJob {
