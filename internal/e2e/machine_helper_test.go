@@ -166,6 +166,12 @@ func workerMain(specPath string) int {
 		runStep(spec.Hold, 0)
 	}
 	res.ReleaseAt = time.Now()
+	// The release may land and the whole job be killed before the result
+	// below is written: the test reads the release's start from here then
+	// (releaseStart), so the removal it makes is authorized from it.
+	if err := os.WriteFile(spec.Result+".release", []byte(res.ReleaseAt.Format(time.RFC3339Nano)), 0o600); err != nil {
+		return 2
+	}
 	res.ReleaseExit, _ = runStep(spec.Release, 0)
 	res.ReleaseOutputs = readOutputs(spec.Release.Output)
 	res.Log = string(log)
@@ -178,6 +184,17 @@ func workerMain(specPath string) int {
 		return 2
 	}
 	return 0
+}
+
+// releaseStart is when the worker whose result file is result started its
+// release step, if it did (workerMain writes it before the step).
+func releaseStart(result string) (time.Time, bool) {
+	data, err := os.ReadFile(result + ".release")
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(data))
+	return t, err == nil
 }
 
 func readOutputs(path string) map[string]string {

@@ -113,6 +113,7 @@ func TestMachineQueueAcceptance(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, mj := range jobs {
 		spec := w.machineSpec(t, mj, self, machineDirs[i%2], journals[i%2], filepath.Join(tmp, fmt.Sprintf("result-%d.json", i)))
+		result := spec[:len(spec)-len(".spec.json")] + ".result.json"
 		mj.worker = exec.Command(worker)
 		mj.worker.Env = append(minimalEnv(), envWorkerSpec+"="+spec)
 		mj.worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -139,13 +140,18 @@ func TestMachineQueueAcceptance(t *testing.T) {
 				// The runner lost the job: GitHub completes it as failed,
 				// and the reaper removes its organization entry.
 				w.completeJob(mj.j)
+				if at, ok := releaseStart(result); ok {
+					// Killed during or after its release step, whose
+					// write may have landed before the kill.
+					w.removeAt(mj.j.holderID(), at)
+				}
 				w.remove(mj.j.holderID())
 				reapMu.Lock()
 				w.reapOnce(ctx, readerKey)
 				reapMu.Unlock()
 				return
 			}
-			data, err := os.ReadFile(spec[:len(spec)-len(".spec.json")] + ".result.json")
+			data, err := os.ReadFile(result)
 			if err == nil {
 				err = json.Unmarshal(data, &mj.res)
 			}
