@@ -25,7 +25,9 @@ var plantedCases = []struct {
 }{
 	{plant.FreeSlotOffByOne, "exceed maxHolders", linearizability.CodeOverAdmission, sim.Config{}},
 	// An admission write whose answer was lost and that never applied is
-	// rare: 20-job seeds give it the chance (docs/simulation.md).
+	// rare in a seed's own schedule: 20-job seeds whose state writes are
+	// dropped before they apply three times in ten make it common
+	// (Config.UnappliedWrites, docs/simulation.md).
 	{plant.SkipAmbiguousReconcile, "no committed version names it", linearizability.CodeClaimAcquired, sim.Config{Jobs: 20, UnappliedWrites: 0.3}},
 	{plant.QuarantineOnTimeAlone, "time alone is no proof", linearizability.CodeReservation, sim.Config{Aging: 1, Schema: 5}},
 	{plant.DropAttemptFence, "run-attempt fence", linearizability.CodeRemovalUnauthorized, sim.Config{Schema: 4}},
