@@ -63,7 +63,7 @@ func latencyWorkloads() []Workload {
 		},
 		{
 			Name: "burst-40x1", Seats: 1, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
-			Description: "40 jobs 0.1 s apart on 1 seat, 5 s holds, GitHub's secondary limits as they are: a hold is a third of the poll interval, so the queue moves faster than its tail ranks poll (docs/performance.md §15)",
+			Description: "40 jobs 0.1 s apart on 1 seat, 5 s holds, GitHub's secondary limits as they are: a hold is a third of the poll interval, so the queue moves faster than the tail's rank-based interval assumes, and far waiters poll by the holds releases log (docs/performance.md §15)",
 			Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
 		},
 		{

@@ -106,9 +106,11 @@ func newTrial(prev, next *lockstate.State, cfgs []lockstate.Config, in *Input, m
 	return &trial{prev: prev, next: next, want: want, d: d, cfgs: cfgs, nows: nowCandidates(d, next), in: in, message: message}, true
 }
 
-// matches reports whether out is the version (updatedAt and the burst log
-// aside: recentArrivals only paces a burst's first writes, records a ticket
-// no pure transition derives, and writers that do not know it drop it). A
+// matches reports whether out is the version (updatedAt and the two pacing
+// logs aside: recentArrivals only paces a burst's first writes and records
+// a ticket no pure transition derives, recentHolds only paces far waiters
+// and records a hold timed on the releasing runner, and writers that know
+// neither drop both). A
 // writer that does not know pendingRunnerId (the JavaScript reference,
 // builds before upgrades drained) drops it from every schema-2 entry on its
 // rewrite, so out is also accepted with those dropped.
@@ -119,6 +121,7 @@ func (t *trial) matches(out *lockstate.State) bool {
 	c := out.Clone()
 	c.UpdatedAt = t.next.UpdatedAt
 	c.RecentArrivals = slices.Clone(t.next.RecentArrivals)
+	c.RecentHolds = slices.Clone(t.next.RecentHolds)
 	b, err := lockstate.Encode(c)
 	if err == nil && bytes.Equal(b, t.want) {
 		return true

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
@@ -32,6 +33,10 @@ type HeldMarker struct {
 	// the floor below which a read of the same job's release or post step
 	// is a lagging replica (SeedAdmissionFloor).
 	StateUpdatedAt string `json:"stateUpdatedAt,omitempty"`
+	// NoticedAt is when acquire saw itself admitted (lockstate.FormatTime,
+	// the runner's clock): the start of the hold the release logs
+	// (NoticedAt, lockstate.RecentHold).
+	NoticedAt string `json:"noticedAt,omitempty"`
 }
 
 // heldMarkerPath names the marker of holderID on t under dir (the job's
@@ -115,6 +120,16 @@ func ReadHeldMarker(runnerTemp string, t Target, holderID string) (HeldMarker, b
 		return HeldMarker{}, false
 	}
 	return m, true
+}
+
+// NoticedAt is when this job's acquire saw itself admitted, from its
+// marker; ok is false without one (no marker, or one from an older build).
+func NoticedAt(runnerTemp string, t Target, holderID string) (time.Time, bool) {
+	m, ok := ReadHeldMarker(runnerTemp, t, holderID)
+	if !ok {
+		return time.Time{}, false
+	}
+	return lockstate.ParseTime(m.NoticedAt)
 }
 
 // SeedAdmissionFloor tells st the version in which this job's acquire saw

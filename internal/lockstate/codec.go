@@ -70,7 +70,12 @@ type State struct {
 	// (arrivals.go). Written as recentArrivals, before updatedAt, omitted
 	// when empty.
 	RecentArrivals []RecentArrival
-	UpdatedAt      string // as read; Encode writes what is in it
+	// RecentHolds (every schema, optional; issue 23) logs how long the
+	// last few jobs used their seats, from their notice to their release
+	// (holds.go). Written as recentHolds, after recentArrivals, omitted
+	// when empty.
+	RecentHolds []RecentHold
+	UpdatedAt   string // as read; Encode writes what is in it
 }
 
 // Entry is one queued request. The identity fields are strings exactly as
@@ -216,6 +221,7 @@ func (s *State) Clone() *State {
 	}
 	c.Seats = slices.Clone(s.Seats)
 	c.RecentArrivals = slices.Clone(s.RecentArrivals)
+	c.RecentHolds = slices.Clone(s.RecentHolds)
 	return &c
 }
 
@@ -437,6 +443,9 @@ func decodeState(obj map[string]any, opts DecodeOptions) (*State, error) {
 		return nil, err
 	}
 	if err := decodeRecentArrivals(s, obj); err != nil {
+		return nil, err
+	}
+	if err := decodeRecentHolds(s, obj); err != nil {
 		return nil, err
 	}
 	if effective >= 5 && incidentRaw != nil {
@@ -701,6 +710,9 @@ func stableState(s *State) jsonObject {
 	}
 	if len(s.RecentArrivals) > 0 {
 		doc = append(doc, jsonMember{"recentArrivals", recentArrivalsNode(s.RecentArrivals)})
+	}
+	if len(s.RecentHolds) > 0 {
+		doc = append(doc, jsonMember{"recentHolds", recentHoldsNode(s.RecentHolds)})
 	}
 	return append(doc, jsonMember{"updatedAt", jsonString(s.UpdatedAt)})
 }

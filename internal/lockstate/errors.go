@@ -77,6 +77,10 @@ const (
 	// is not an array of at most MaxRecentArrivals objects with a canonical
 	// at, a positive window and a non-negative count.
 	CodeInvalidRecentArrivals Code = "invalid-recent-arrivals"
+	// CodeInvalidRecentHolds is a recentHolds log (holds.go) that is not an
+	// array of at most MaxRecentHolds objects with a canonical at and a
+	// positive heldMs of at most a week.
+	CodeInvalidRecentHolds Code = "invalid-recent-holds"
 	// CodeInvalidOvertakes is rule 23 (schema 6): a queue entry's overtakes is
 	// missing or not an integer in 0..MaxFencingToken.
 	CodeInvalidOvertakes Code = "invalid-overtakes"

@@ -41,6 +41,9 @@ func validateState(s *State, origin string) error {
 	if err := validateRecentArrivals(s); err != nil {
 		return err
 	}
+	if err := validateRecentHolds(s); err != nil {
+		return err
+	}
 	if err := validateSeatState(s); err != nil {
 		return err
 	}

@@ -342,6 +342,9 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
 		Queued: len(s.Queue), OldestHold: oldestHold(s, now), Burst: burst, HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
 	q.releaseForecast(s, &sch)
+	if h, ok := s.TypicalHold(now); ok {
+		sch.LoggedHold = h
+	}
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}

@@ -30,7 +30,7 @@ func (q *acquirer) admitted(ctx context.Context, sha string, s *lockstate.State,
 	}
 	// Evidence for this job's release and post steps that it holds a seat,
 	// so a stale read there cannot pass for "nothing to release".
-	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing, StateUpdatedAt: updatedAt(s)}); err != nil {
+	if err := lockaction.WriteHeldMarker(q.s.RunnerTemp, q.s.Target, lockaction.HeldMarker{HolderID: q.id.HolderID, StateSHA: sha, FencingToken: o.fencing, StateUpdatedAt: updatedAt(s), NoticedAt: lockstate.FormatTime(q.now())}); err != nil {
 		q.a.Warning("Could not record this job's admission for its release step: " + err.Error())
 	}
 	// The release and post steps use this step's installation token while

@@ -106,6 +106,11 @@ type Schedule struct {
 	// TailETAPercent of its expected wait for the fast ranks, (Rank + 1 −
 	// FastRanks) / Seats × HoldEstimate.
 	HoldEstimate time.Duration
+	// LoggedHold, when positive, is the typical hold the lock's releases
+	// logged, each from its job's notice to its release
+	// (lockstate.State.TypicalHold): unlike HoldEstimate it leaves out the
+	// time a seat sat handed but unnoticed.
+	LoggedHold time.Duration
 	// Forecast reports that UntilRelease is set: the time until the release
 	// that can hand a fast rank its seat, forecast from the holds this
 	// waiter saw end (forecast.go); negative when that time has passed.
@@ -231,6 +236,21 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			turns := int64(s.Rank + 1 - fastRanks)
 			eta := time.Duration(turns * int64(s.HoldEstimate) / int64(seats))
 			d = max(d, min(eta*TailETAPercent/100, MaxTailInterval))
+		}
+		if s.LoggedHold > 0 && s.LoggedHold < base && s.Rank >= 0 {
+			// Holds shorter than the poll interval, as the releases
+			// logged them: the queue moves faster than the rank-based
+			// interval assumes (one poll interval per seat per
+			// admission), and HoldEstimate, which counts the time seats
+			// sat unnoticed, would lengthen the sleeps that leave them
+			// unnoticed (docs/performance.md §15). Sleep TailETAPercent of
+			// the time to the fast ranks at the logged pace, one unit per
+			// admission added for the release and its notice.
+			turns := time.Duration(s.Rank + 1 - fastRanks)
+			d = max(unit, turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100)
+			if s.Queued > 0 {
+				d = max(d, time.Duration(float64(s.Queued)*60*float64(unit)/(TailBudgetPerMinute*share)))
+			}
 		}
 		spread = max(minTailSpread, d/3)
 	}

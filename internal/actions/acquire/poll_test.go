@@ -65,6 +65,17 @@ func TestPollDelay(t *testing.T) {
 		{"still inside the fast budget at apiShare", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Share: 0.25}, 0, 1667 * time.Millisecond},
 		{"never below three quarters of a unit", Schedule{Base: 10 * s, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s}, 0, 750 * time.Millisecond},
 		{"a forecast still decides", Schedule{Base: base, Rank: 0, Seats: 2, Queued: 4, OldestHold: 10 * s, Forecast: true, UntilRelease: 20 * s, ReleaseMargin: 10 * s}, 0, 10 * s},
+		// Holds the releases logged shorter than the poll interval (burst-40x1):
+		// 70% of the time to the two fast ranks of one seat, at the logged
+		// hold plus a unit per admission, where the rank-based interval
+		// (capped at 8 × base) would sleep through the seat handed to it.
+		{"a tail rank of logged short holds sleeps to the fast ranks at their pace", Schedule{Base: base, Rank: 10, Seats: 1, Queued: 11, LoggedHold: 5 * s}, 0, 37800 * time.Millisecond},
+		{"without the log it sleeps the rank-based interval", Schedule{Base: base, Rank: 10, Seats: 1, Queued: 11}, 0, 120 * s},
+		{"the first tail rank of short holds", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, LoggedHold: 5 * s}, 0, 4200 * time.Millisecond},
+		{"two seats move twice as fast", Schedule{Base: base, Rank: 10, Seats: 2, Queued: 11, LoggedHold: 5 * s}, 0, 14700 * time.Millisecond},
+		{"logged holds of a poll interval keep the rank-based interval", Schedule{Base: base, Rank: 10, Seats: 1, Queued: 11, LoggedHold: base}, 0, 120 * s},
+		{"the tail budget still bounds short holds", Schedule{Base: base, Rank: 100, Seats: 1, Queued: 1000, LoggedHold: s}, 0, 5 * time.Minute},
+		{"the fast ranks ignore the log", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 11, LoggedHold: 5 * s}, 0, 3 * s},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

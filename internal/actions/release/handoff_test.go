@@ -219,3 +219,43 @@ func holderAndWaiter(t *testing.T, config string, schema int) (w *actiontest.Wor
 	require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits")
 	return w, a, b, done
 }
+
+// TestReleaseLogsTheHoldFromItsNotice (docs/performance.md §15): a job
+// handed its seat holds it from the moment its acquire noticed, not from
+// the handoff that stamped its acquiredAt; its release logs that hold in
+// recentHolds, the pace far waiters poll by, so the time the seat sat
+// unnoticed does not lengthen their sleeps. A release with no admission
+// marker of its job logs nothing.
+func TestReleaseLogsTheHoldFromItsNotice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, a, b, done := holderAndWaiter(t, `{"maxHolders":1,"runnerSerialization":true}`, 3)
+		time.Sleep(7 * time.Second)
+		a.Input("resource-cleanup-status", "confirmed")
+		require.NoError(t, rel(a))
+		require.Len(t, w.State().RecentHolds, 1, "a's release logged its hold")
+		assert.InDelta(t, 8000, w.State().RecentHolds[0].HeldMs, 100, "a held from its acquire's notice to its release")
+		require.NoError(t, <-done)
+		noticed := time.Now()
+		require.Equal(t, "true", b.Outputs()["acquired"])
+		handedAt, ok := lockstate.ParseTime(w.State().Holders[0].AcquiredAt)
+		require.True(t, ok)
+		b.ResetFiles()
+
+		time.Sleep(5 * time.Second)
+		b.Input("resource-cleanup-status", "confirmed")
+		require.NoError(t, rel(b))
+		holds := w.State().RecentHolds
+		require.Len(t, holds, 2)
+		got := time.Duration(holds[1].HeldMs) * time.Millisecond
+		assert.InDelta(t, float64(time.Since(noticed)), float64(got), float64(100*time.Millisecond), "b's hold runs from its notice")
+		assert.Less(t, got, time.Since(handedAt), "not from the handoff that stamped acquiredAt")
+
+		c := w.NewJob("stranger", "runner-c")
+		hold(t, c)
+		c.ResetFiles()
+		require.NoError(t, os.RemoveAll(filepath.Join(c.Env["RUNNER_TEMP"], "ambiguous-build-lock")))
+		c.Input("resource-cleanup-status", "confirmed")
+		require.NoError(t, rel(c))
+		assert.Len(t, w.State().RecentHolds, 2, "no marker, no logged hold")
+	})
+}

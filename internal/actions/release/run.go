@@ -287,6 +287,7 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 	}
 	var final lockstate.CleanupDecision
 	var handedTo []string
+	noticed, haveNoticed := lockaction.NoticedAt(r.s.RunnerTemp, r.s.Target, r.s.HolderID)
 	update := func() (store.Result, error) {
 		return st.Update(ctx, "Release "+r.s.Target.Lock, func(s *lockstate.State) error {
 			now := r.d.Clock.Now()
@@ -311,6 +312,11 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 				if h.Changed {
 					next, handedTo = after, h.Admitted
 				}
+			}
+			if d.Released && haveNoticed {
+				// How long this job used the seat, from its acquire's
+				// notice: the pace waiters poll by (lockstate.RecentHold).
+				next.NoteHold(now, now.Sub(noticed))
 			}
 			*s = *next
 			return nil

@@ -1,0 +1,148 @@
+package lockstate
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// RecentHold is one element of the state's optional "recentHolds" array
+// (every schema; issue 23): how long a job used its seat, from the moment
+// its acquire saw itself admitted to its release. A direct handoff stamps
+// the new holder's acquiredAt when the seat is handed, not when the job
+// notices it, so a hold read off acquiredAt counts the time the seat sat
+// handed but unnoticed, and a waiter that paces its polling by it sleeps
+// longer the more seats sit unnoticed (docs/performance.md §15). The
+// release knows when its own acquire exited; it logs that hold here.
+//
+// The log only paces polling (internal/actions/acquire/poll.go); no
+// admission, release or recovery decision reads it. The JavaScript
+// reference and older Go builds drop the array on their next rewrite, after
+// which waiters pace as before until releases log holds again (see
+// docs/state-schema.md).
+type RecentHold struct {
+	// At is when the release was decided (canonical timestamp).
+	At string
+	// HeldMs is the hold in milliseconds: the release's time less the time
+	// its acquire saw itself admitted.
+	HeldMs int64
+}
+
+const (
+	// MaxRecentHolds bounds the log: the holds of the last few releases.
+	MaxRecentHolds = 8
+	// HoldLogWindow is how long a logged hold stays in the log: older
+	// holds say little about the queue's pace now.
+	HoldLogWindow = time.Hour
+	// maxHoldMs bounds one logged hold (a week: longer than any job runs).
+	maxHoldMs = 7 * 24 * 3600 * 1000
+)
+
+// NoteHold logs a hold of held ending at now: it drops the entries older
+// than HoldLogWindow (and the oldest beyond MaxRecentHolds) and appends the
+// new one. A hold that is not positive or longer than a week (a skewed
+// clock) only prunes.
+func (s *State) NoteHold(now time.Time, held time.Duration) {
+	kept := s.RecentHolds[:0:0]
+	for _, h := range s.RecentHolds {
+		if t, ok := ParseStateTime(h.At); ok && now.Sub(t) < HoldLogWindow && !t.After(now.Add(HoldLogWindow)) {
+			kept = append(kept, h)
+		}
+	}
+	h := RecentHold{At: FormatTime(now), HeldMs: held.Milliseconds()}
+	if h.valid() {
+		kept = append(kept, h)
+	}
+	if len(kept) > MaxRecentHolds {
+		kept = kept[len(kept)-MaxRecentHolds:]
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	s.RecentHolds = kept
+}
+
+// TypicalHold is the median of the holds logged within HoldLogWindow of
+// now; ok is false with fewer than two.
+func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
+	var holds []time.Duration
+	for _, h := range s.RecentHolds {
+		if t, ok := ParseStateTime(h.At); ok && now.Sub(t) < HoldLogWindow {
+			holds = append(holds, time.Duration(h.HeldMs)*time.Millisecond)
+		}
+	}
+	if len(holds) < 2 {
+		return 0, false
+	}
+	slices.Sort(holds)
+	return holds[len(holds)/2], true
+}
+
+// decodeRecentHolds reads the optional top-level recentHolds array. Fail
+// closed like every other field: a malformed log is a document no correct
+// client writes.
+func decodeRecentHolds(s *State, obj map[string]any) error {
+	v, ok := obj["recentHolds"]
+	if !ok {
+		return nil
+	}
+	fail := func(detail string) error {
+		return newError(CodeInvalidRecentHolds, fmt.Sprintf("decode lock state %q: recentHolds %s", s.Lock, detail))
+	}
+	list, isList := v.([]any)
+	if !isList {
+		return fail("must be an array")
+	}
+	if len(list) > MaxRecentHolds {
+		return fail(fmt.Sprintf("has %d elements; at most %d are allowed", len(list), MaxRecentHolds))
+	}
+	for i, item := range list {
+		m, isObj := item.(map[string]any)
+		if !isObj {
+			return fail(fmt.Sprintf("[%d] must be an object", i))
+		}
+		at, isString := m["at"].(string)
+		if _, canonical := ParseStateTime(at); !isString || !canonical {
+			return fail(fmt.Sprintf("[%d].at must be a canonical ISO-8601 UTC timestamp", i))
+		}
+		held, okH := safeInteger(m["heldMs"])
+		h := RecentHold{At: at, HeldMs: held}
+		if !okH || !h.valid() {
+			return fail(fmt.Sprintf("[%d].heldMs must be a positive integer of at most %d", i, maxHoldMs))
+		}
+		s.RecentHolds = append(s.RecentHolds, h)
+	}
+	return nil
+}
+
+// validateRecentHolds is Encode's check of the log (the decoder's rules).
+func validateRecentHolds(s *State) error {
+	if len(s.RecentHolds) > MaxRecentHolds {
+		return newError(CodeInvalidRecentHolds, fmt.Sprintf("validate lock state %q: recentHolds has %d elements; at most %d are allowed", s.Lock, len(s.RecentHolds), MaxRecentHolds))
+	}
+	for i, h := range s.RecentHolds {
+		if !h.valid() {
+			return newError(CodeInvalidRecentHolds, fmt.Sprintf("validate lock state %q: recentHolds[%d] is not a canonical timestamp with a positive heldMs of at most %d", s.Lock, i, maxHoldMs))
+		}
+	}
+	return nil
+}
+
+// valid is the rule of one logged hold: a canonical timestamp and a
+// positive hold of at most a week.
+func (h RecentHold) valid() bool {
+	_, ok := ParseStateTime(h.At)
+	return ok && h.HeldMs > 0 && h.HeldMs <= maxHoldMs
+}
+
+// recentHoldsNode is the JSON form of the log.
+func recentHoldsNode(log []RecentHold) jsonArray {
+	arr := make(jsonArray, 0, len(log))
+	for _, h := range log {
+		arr = append(arr, jsonObject{
+			{"at", jsonString(h.At)},
+			{"heldMs", jsonInt(h.HeldMs)},
+		})
+	}
+	return arr
+}

@@ -1,0 +1,117 @@
+package lockstate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNoteHoldPrunesTheWindowAndBounds(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	s := Empty(testLock)
+	s.NoteHold(now.Add(-HoldLogWindow), 4*time.Second)
+	s.NoteHold(now.Add(-HoldLogWindow+time.Millisecond), 5*time.Second)
+	s.NoteHold(now, 6500*time.Millisecond)
+	require.Len(t, s.RecentHolds, 2, "the hold a whole window old left")
+	assert.Equal(t, []int64{5000, 6500}, []int64{s.RecentHolds[0].HeldMs, s.RecentHolds[1].HeldMs})
+	assert.Equal(t, FormatTime(now), s.RecentHolds[1].At)
+
+	s.NoteHold(now, 0)
+	s.NoteHold(now, -time.Second)
+	s.NoteHold(now, 8*24*time.Hour)
+	assert.Len(t, s.RecentHolds, 2, "a hold that is not positive or longer than a week is not logged")
+	s.NoteHold(now.Add(2*HoldLogWindow), 0)
+	assert.Nil(t, s.RecentHolds, "a hold not logged still prunes")
+
+	for i := range MaxRecentHolds + 3 {
+		s.NoteHold(now, time.Duration(i+1)*time.Second)
+	}
+	require.Len(t, s.RecentHolds, MaxRecentHolds)
+	assert.Equal(t, int64(4000), s.RecentHolds[0].HeldMs, "the oldest beyond the bound go first")
+}
+
+func TestTypicalHoldIsTheMedianOfTheWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	s := Empty(testLock)
+	s.NoteHold(now, 5*time.Second)
+	_, ok := s.TypicalHold(now)
+	assert.False(t, ok, "one hold is no median")
+	s.NoteHold(now, 9*time.Second)
+	s.NoteHold(now, 6*time.Second)
+	got, ok := s.TypicalHold(now)
+	require.True(t, ok)
+	assert.Equal(t, 6*time.Second, got)
+	_, ok = s.TypicalHold(now.Add(HoldLogWindow))
+	assert.False(t, ok, "holds older than the window are not read")
+}
+
+func TestRecentHoldsRoundTripAtEverySchema(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	for schema := 2; schema <= MaxSchemaVersion; schema++ {
+		s := Empty(testLock)
+		s.SchemaVersion = schema
+		if schema >= 4 {
+			s.Reservations = []Reservation{}
+		}
+		s.UpdatedAt = FormatTime(now)
+		data, err := Encode(s)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "recentHolds", "schema %d: omitted when empty", schema)
+
+		s.NoteArrival(now, 1700003600, 41)
+		s.NoteHold(now, 5123*time.Millisecond)
+		s.NoteHold(now, 6*time.Second)
+		data, err = Encode(s)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"recentHolds": [`, "schema %d", schema)
+		assert.Less(t, strings.Index(string(data), "recentArrivals"), strings.Index(string(data), "recentHolds"), "written after recentArrivals")
+		assert.Less(t, strings.Index(string(data), "recentHolds"), strings.Index(string(data), "updatedAt"), "written before updatedAt")
+		back, err := Decode(data, DecodeOptions{Lock: testLock})
+		require.NoError(t, err, "schema %d", schema)
+		assert.Equal(t, s.RecentHolds, back.RecentHolds, "schema %d", schema)
+		again, err := Encode(back)
+		require.NoError(t, err)
+		assert.Equal(t, string(data), string(again), "schema %d: byte-stable", schema)
+		c := back.Clone()
+		c.RecentHolds[0].HeldMs = 1
+		assert.Equal(t, int64(5123), back.RecentHolds[0].HeldMs, "Clone copies the log")
+	}
+}
+
+func TestMalformedRecentHoldsAreRefused(t *testing.T) {
+	t.Parallel()
+	doc := func(v string) []byte {
+		return []byte(`{"schemaVersion":3,"lock":"` + testLock + `","holder":null,"holders":[],"queue":[],"recentHolds":` + v + `,"updatedAt":"2026-12-06T12:00:00.000Z"}`)
+	}
+	_, err := Decode(doc(`[{"at":"2026-12-06T12:00:00.000Z","heldMs":5000}]`), DecodeOptions{Lock: testLock})
+	require.NoError(t, err, "a well-formed log")
+	long := "[" + strings.Repeat(`{"at":"2026-12-06T12:00:00.000Z","heldMs":1},`, MaxRecentHolds) + `{"at":"2026-12-06T12:00:00.000Z","heldMs":1}]`
+	for name, v := range map[string]string{
+		"not an array":       `{}`,
+		"not an object":      `[1]`,
+		"timestamp shape":    `[{"at":"2026-12-06T12:00:00Z","heldMs":1}]`,
+		"missing at":         `[{"heldMs":1}]`,
+		"missing heldMs":     `[{"at":"2026-12-06T12:00:00.000Z"}]`,
+		"zero hold":          `[{"at":"2026-12-06T12:00:00.000Z","heldMs":0}]`,
+		"negative hold":      `[{"at":"2026-12-06T12:00:00.000Z","heldMs":-5}]`,
+		"fractional hold":    `[{"at":"2026-12-06T12:00:00.000Z","heldMs":1.5}]`,
+		"hold a string":      `[{"at":"2026-12-06T12:00:00.000Z","heldMs":"5"}]`,
+		"longer than a week": `[{"at":"2026-12-06T12:00:00.000Z","heldMs":604800001}]`,
+		"too long":           long,
+	} {
+		_, err := Decode(doc(v), DecodeOptions{Lock: testLock})
+		require.Error(t, err, name)
+		assert.Equal(t, CodeInvalidRecentHolds, CodeOf(err), name)
+	}
+	s := Empty(testLock)
+	s.UpdatedAt = "2026-12-06T12:00:00.000Z"
+	s.RecentHolds = []RecentHold{{At: "yesterday", HeldMs: 1}}
+	_, err = Encode(s)
+	assert.Equal(t, CodeInvalidRecentHolds, CodeOf(err), "Encode refuses what Decode would")
+}
