@@ -247,7 +247,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// the time to the fast ranks at the logged pace, one unit per
 			// admission added for the release and its notice.
 			turns := time.Duration(s.Rank + 1 - fastRanks)
-			d = max(unit, turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100)
+			d = max(unit, min(turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100, MaxTailInterval))
 			if s.Queued > 0 {
 				d = max(d, time.Duration(float64(s.Queued)*60*float64(unit)/(TailBudgetPerMinute*share)))
 			}

@@ -75,6 +75,7 @@ func TestPollDelay(t *testing.T) {
 		{"two seats move twice as fast", Schedule{Base: base, Rank: 10, Seats: 2, Queued: 11, LoggedHold: 5 * s}, 0, 14700 * time.Millisecond},
 		{"logged holds of a poll interval keep the rank-based interval", Schedule{Base: base, Rank: 10, Seats: 1, Queued: 11, LoggedHold: base}, 0, 120 * s},
 		{"the tail budget still bounds short holds", Schedule{Base: base, Rank: 100, Seats: 1, Queued: 1000, LoggedHold: s}, 0, 5 * time.Minute},
+		{"and is capped like any far waiter", Schedule{Base: base, Rank: 5000, Seats: 1, Queued: 10, LoggedHold: 10 * s}, 0, MaxTailInterval},
 		{"the fast ranks ignore the log", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 11, LoggedHold: 5 * s}, 0, 3 * s},
 	}
 	for _, tc := range cases {
