@@ -80,19 +80,44 @@ func (s *State) NoteMintedArrival(now, minted time.Time, window, count int64) {
 // Fail closed like every other field: a malformed log is a document no
 // correct client writes.
 func decodeRecentArrivals(s *State, obj map[string]any) error {
-	v, ok := obj["recentArrivals"]
+	return decodeTimedLog(s, obj, "recentArrivals", MaxRecentArrivals, CodeInvalidRecentArrivals, func(i int, m map[string]any, at string) string {
+		window, okW := safeInteger(m["window"])
+		count, okC := safeInteger(m["count"])
+		a := RecentArrival{At: at, Window: window, Count: count}
+		if v, has := m["minted"]; has {
+			minted, isString := v.(string)
+			if _, canonical := ParseStateTime(minted); !isString || !canonical {
+				return fmt.Sprintf("[%d].minted must be a canonical ISO-8601 UTC timestamp", i)
+			}
+			a.Minted = minted
+		}
+		if !okW || !okC || !a.valid() {
+			return fmt.Sprintf("[%d] needs window, a positive integer, and count, a non-negative integer (up to %d)", i, MaxFencingToken)
+		}
+		s.RecentArrivals = append(s.RecentArrivals, a)
+		return ""
+	})
+}
+
+// decodeTimedLog reads the optional top-level array key of a pacing log
+// (recentArrivals, recentHolds): at most limit objects, each with a
+// canonical "at", which add checks further and keeps, returning what is
+// wrong with element i ("" when nothing is). Every failure is an error of
+// code naming the key.
+func decodeTimedLog(s *State, obj map[string]any, key string, limit int, code Code, add func(i int, m map[string]any, at string) string) error {
+	v, ok := obj[key]
 	if !ok {
 		return nil
 	}
 	fail := func(detail string) error {
-		return newError(CodeInvalidRecentArrivals, fmt.Sprintf("decode lock state %q: recentArrivals %s", s.Lock, detail))
+		return newError(code, fmt.Sprintf("decode lock state %q: %s %s", s.Lock, key, detail))
 	}
 	list, isList := v.([]any)
 	if !isList {
 		return fail("must be an array")
 	}
-	if len(list) > MaxRecentArrivals {
-		return fail(fmt.Sprintf("has %d elements; at most %d are allowed", len(list), MaxRecentArrivals))
+	if len(list) > limit {
+		return fail(fmt.Sprintf("has %d elements; at most %d are allowed", len(list), limit))
 	}
 	for i, item := range list {
 		m, isObj := item.(map[string]any)
@@ -103,20 +128,9 @@ func decodeRecentArrivals(s *State, obj map[string]any) error {
 		if _, canonical := ParseStateTime(at); !isString || !canonical {
 			return fail(fmt.Sprintf("[%d].at must be a canonical ISO-8601 UTC timestamp", i))
 		}
-		window, okW := safeInteger(m["window"])
-		count, okC := safeInteger(m["count"])
-		a := RecentArrival{At: at, Window: window, Count: count}
-		if v, has := m["minted"]; has {
-			minted, isString := v.(string)
-			if _, canonical := ParseStateTime(minted); !isString || !canonical {
-				return fail(fmt.Sprintf("[%d].minted must be a canonical ISO-8601 UTC timestamp", i))
-			}
-			a.Minted = minted
+		if detail := add(i, m, at); detail != "" {
+			return fail(detail)
 		}
-		if !okW || !okC || !a.valid() {
-			return fail(fmt.Sprintf("[%d] needs window, a positive integer, and count, a non-negative integer (up to %d)", i, MaxFencingToken))
-		}
-		s.RecentArrivals = append(s.RecentArrivals, a)
 	}
 	return nil
 }

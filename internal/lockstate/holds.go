@@ -82,37 +82,15 @@ func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
 // closed like every other field: a malformed log is a document no correct
 // client writes.
 func decodeRecentHolds(s *State, obj map[string]any) error {
-	v, ok := obj["recentHolds"]
-	if !ok {
-		return nil
-	}
-	fail := func(detail string) error {
-		return newError(CodeInvalidRecentHolds, fmt.Sprintf("decode lock state %q: recentHolds %s", s.Lock, detail))
-	}
-	list, isList := v.([]any)
-	if !isList {
-		return fail("must be an array")
-	}
-	if len(list) > MaxRecentHolds {
-		return fail(fmt.Sprintf("has %d elements; at most %d are allowed", len(list), MaxRecentHolds))
-	}
-	for i, item := range list {
-		m, isObj := item.(map[string]any)
-		if !isObj {
-			return fail(fmt.Sprintf("[%d] must be an object", i))
-		}
-		at, isString := m["at"].(string)
-		if _, canonical := ParseStateTime(at); !isString || !canonical {
-			return fail(fmt.Sprintf("[%d].at must be a canonical ISO-8601 UTC timestamp", i))
-		}
+	return decodeTimedLog(s, obj, "recentHolds", MaxRecentHolds, CodeInvalidRecentHolds, func(i int, m map[string]any, at string) string {
 		held, okH := safeInteger(m["heldMs"])
 		h := RecentHold{At: at, HeldMs: held}
 		if !okH || !h.valid() {
-			return fail(fmt.Sprintf("[%d].heldMs must be a positive integer of at most %d", i, maxHoldMs))
+			return fmt.Sprintf("[%d].heldMs must be a positive integer of at most %d", i, maxHoldMs)
 		}
 		s.RecentHolds = append(s.RecentHolds, h)
-	}
-	return nil
+		return ""
+	})
 }
 
 // validateRecentHolds is Encode's check of the log (the decoder's rules).
