@@ -54,26 +54,34 @@ func (s *State) NoteArrival(now time.Time, window, count int64) {
 // NoteMintedArrival is NoteArrival with the time the ticket was minted
 // (zero: not known, logged without one).
 func (s *State) NoteMintedArrival(now, minted time.Time, window, count int64) {
-	kept := s.RecentArrivals[:0:0]
-	for _, a := range s.RecentArrivals {
-		if t, ok := ParseStateTime(a.At); ok && now.Sub(t) < ArrivalLogWindow && !t.After(now.Add(ArrivalLogWindow)) {
-			kept = append(kept, a)
-		}
-	}
 	a := RecentArrival{At: FormatTime(now), Window: window, Count: count}
 	if !minted.IsZero() {
 		a.Minted = FormatTime(minted)
 	}
-	if a.valid() {
-		kept = append(kept, a)
+	s.RecentArrivals = appendRecent(s.RecentArrivals, now, ArrivalLogWindow, MaxRecentArrivals, func(a RecentArrival) string { return a.At }, a, a.valid())
+}
+
+// appendRecent is a pacing log (recentArrivals, recentHolds) after a write
+// at now: the entries stamped (at) less than window before now and not
+// more than window after it, then add when ok, then the newest limit of
+// them; nil when none is left.
+func appendRecent[T any](log []T, now time.Time, window time.Duration, limit int, at func(T) string, add T, ok bool) []T {
+	kept := log[:0:0]
+	for _, e := range log {
+		if t, valid := ParseStateTime(at(e)); valid && now.Sub(t) < window && !t.After(now.Add(window)) {
+			kept = append(kept, e)
+		}
 	}
-	if len(kept) > MaxRecentArrivals {
-		kept = kept[len(kept)-MaxRecentArrivals:]
+	if ok {
+		kept = append(kept, add)
+	}
+	if len(kept) > limit {
+		kept = kept[len(kept)-limit:]
 	}
 	if len(kept) == 0 {
-		kept = nil
+		return nil
 	}
-	s.RecentArrivals = kept
+	return kept
 }
 
 // decodeRecentArrivals reads the optional top-level recentArrivals array.

@@ -43,23 +43,8 @@ const (
 // new one. A hold that is not positive or longer than a week (a skewed
 // clock) only prunes.
 func (s *State) NoteHold(now time.Time, held time.Duration) {
-	kept := s.RecentHolds[:0:0]
-	for _, h := range s.RecentHolds {
-		if t, ok := ParseStateTime(h.At); ok && now.Sub(t) < HoldLogWindow && !t.After(now.Add(HoldLogWindow)) {
-			kept = append(kept, h)
-		}
-	}
 	h := RecentHold{At: FormatTime(now), HeldMs: held.Milliseconds()}
-	if h.valid() {
-		kept = append(kept, h)
-	}
-	if len(kept) > MaxRecentHolds {
-		kept = kept[len(kept)-MaxRecentHolds:]
-	}
-	if len(kept) == 0 {
-		kept = nil
-	}
-	s.RecentHolds = kept
+	s.RecentHolds = appendRecent(s.RecentHolds, now, HoldLogWindow, MaxRecentHolds, func(h RecentHold) string { return h.At }, h, h.valid())
 }
 
 // TypicalHold is the median of the holds logged within HoldLogWindow of

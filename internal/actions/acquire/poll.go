@@ -224,9 +224,9 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			rank = s.Rank - fastRanks + fastSlots
 		}
 		d = min(time.Duration(int64(base)*int64(rank)/int64(fastSlots)), TailCapFactor*base)
-		if s.Queued > 0 {
-			d = max(d, time.Duration(float64(s.Queued)*60*float64(unit)/(TailBudgetPerMinute*share)))
-		}
+		// The tail budget: each far waiter polls at most once per its share.
+		budget := time.Duration(float64(s.Queued) * 60 * float64(unit) / (TailBudgetPerMinute * share))
+		d = max(d, budget)
 		if s.HoldEstimate > 0 && s.Rank >= 0 {
 			// Most of the expected time until it reaches the fast ranks:
 			// it moves up one rank per admission, one every HoldEstimate
@@ -247,10 +247,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// the time to the fast ranks at the logged pace, one unit per
 			// admission added for the release and its notice.
 			turns := time.Duration(s.Rank + 1 - fastRanks)
-			d = max(unit, min(turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100, MaxTailInterval))
-			if s.Queued > 0 {
-				d = max(d, time.Duration(float64(s.Queued)*60*float64(unit)/(TailBudgetPerMinute*share)))
-			}
+			d = max(unit, budget, min(turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100, MaxTailInterval))
 		}
 		spread = max(minTailSpread, d/3)
 	}
