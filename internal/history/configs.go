@@ -85,25 +85,45 @@ func window(versions []ConfigVersion, t time.Time, staleness time.Duration) conf
 // prev's is also tried with its flags lowered to every schema from prev's
 // up to the one it asks for. A lowered config is what such a client
 // effectively runs; it never admits beyond what the candidate allows.
+//
+// Clients of the previous generation do not know serializeBy (issue 26)
+// either, so on a state they can write (schema 5 or lower) every candidate
+// asking for it is also tried without it. Such a client records no
+// machineId and is not refused machine-id-unavailable, but the core it runs
+// still serializes by the machines the state records (MachineSerialization),
+// so it never admits beside a holder on a recorded machine it shares.
 func (w configWindow) variants(prev *lockstate.State) []lockstate.Config {
 	out := append([]lockstate.Config(nil), w.candidates...)
 	if prev == nil {
 		return out
 	}
+	add := func(l lockstate.Config) {
+		for _, o := range out {
+			if o == l {
+				return
+			}
+		}
+		out = append(out, l)
+	}
 	for _, c := range w.candidates {
 		for target := prev.SchemaVersion; target < lockstate.TargetSchema(c); target++ {
-			l := lowered(c, target)
-			dup := false
-			for _, o := range out {
-				dup = dup || o == l
-			}
-			if !dup {
-				out = append(out, l)
+			add(lowered(c, target))
+		}
+	}
+	if prev.SchemaVersion <= previousGenerationMaxSchema {
+		for _, c := range out {
+			if c.SerializeBy != "" {
+				c.SerializeBy = ""
+				add(c)
 			}
 		}
 	}
 	return out
 }
+
+// previousGenerationMaxSchema is the newest state schema the previous
+// client generation writes (it fails closed on schema 6).
+const previousGenerationMaxSchema = 5
 
 // lowered returns c with the schema flags above target turned off.
 func lowered(c lockstate.Config, target int) lockstate.Config {

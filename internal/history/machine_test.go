@@ -67,3 +67,44 @@ func TestVerifyMachineSerialization(t *testing.T) {
 	require.NotNil(t, res.FirstViolation)
 	assert.Equal(t, RuleMachineSerialization, res.FirstViolation.Rule)
 }
+
+// TestVerifyPreviousGenerationClientBesideAMachine: a client of the
+// previous generation does not know serializeBy, so it records no machine
+// id and is not refused machine-id-unavailable; the core it runs still
+// serializes by the machines the state records. Its admission with a seat
+// free while the holder's sibling agent waits is explained at schema 5 or
+// lower, and at schema 6 (which that generation refuses to write) it is
+// not.
+func TestVerifyPreviousGenerationClientBesideAMachine(t *testing.T) {
+	t.Parallel()
+	for _, schema := range []int{3, 5, 6} {
+		c := lockstate.Config{MaxHolders: 2, RunnerSerialization: true, ResourceLifecycle: schema >= 4, AccountHealth: schema >= 5,
+			FencedAdmission: schema >= 6, MaxOvertakes: 2, SerializeBy: lockstate.SerializeByMachine}
+		h := &hist{t: t, cfg: c, now: t0, author: writer}
+		s := lockstate.Empty(lockName)
+		s.SchemaVersion = schema
+		if schema >= 4 {
+			s.Reservations = []lockstate.Reservation{}
+		}
+		h.commit(s, "Bootstrap")
+		require.Equal(t, lockstate.OutcomeAdmitted, h.onMachine(1, nil).Outcome)
+		require.Equal(t, lockstate.OutcomeQueued, h.onMachine(2, nil).Outcome, "a seat is free, but not for this machine")
+
+		old := c
+		old.SerializeBy = ""
+		id := ident(3)
+		id.QueuedAt = h.now
+		next, dec, err := lockstate.Acquire(h.state, old, lockstate.AcquireRequest{Identity: id, Lease: time.Hour}, h.now)
+		require.NoError(t, err)
+		require.Equal(t, lockstate.OutcomeAdmitted, dec.Outcome, "schema %d: no machine id, so a machine of its own", schema)
+		h.commit(next, "Acquire")
+
+		res := Verify(h.input())
+		if schema <= 5 {
+			require.Equal(t, StatusClean, res.Status, "schema %d: %+v", schema, res.FirstViolation)
+			continue
+		}
+		require.NotNil(t, res.FirstViolation, "schema %d", schema)
+		assert.Equal(t, RuleUnexplainedTransition, res.FirstViolation.Rule, "schema %d", schema)
+	}
+}
