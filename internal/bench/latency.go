@@ -33,13 +33,13 @@ const (
 // latencyWorkloads are the tail workloads of issue 23.
 func latencyWorkloads() []Workload {
 	quarter := Workload{
-		Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second,
+		Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second, BudgetBound: true,
 		Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
 		Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
 		Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
 	}
 	x4 := Workload{
-		Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second,
+		Name: "burst-40x4", Seats: 4, Latency: DefaultLatency, Seeds: 8, NoticedP95: 10 * time.Second, BudgetBound: true,
 		Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
 		Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
 	}

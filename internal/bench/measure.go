@@ -91,18 +91,32 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	for _, j := range jobs {
 		r.MaxCASRounds = max(r.MaxCASRounds, j.tap.maxRounds())
 	}
-	// A handoff gap runs from the version that freed a seat to the moment
-	// the admitted job knew it held it (its acquire returned): a direct
-	// handoff is committed by the release and noticed on the waiter's next
-	// poll.
-	noticed := map[string]time.Time{}
+	// A handoff gap runs from the version that freed a seat while a job
+	// waited to the moment the job admitted next knew it held a seat (its
+	// acquire returned): a direct handoff is committed by the release and
+	// noticed on the waiter's next poll; a seat freed while the waiters
+	// were outside the queue (a paced burst, a join backing off) is taken
+	// by the next one's own write (noticedHandoffs). The checker's gaps
+	// count only frees while the queue held someone (QueueHandoffGap).
 	reference, mixed := map[string]bool{}, false
+	for _, j := range jobs {
+		reference[j.holderID] = j.reference
+		mixed = mixed || j.reference
+	}
+	for _, h := range noticedHandoffs(w, jobs, versions, from, to) {
+		r.gaps = append(r.gaps, h.gap)
+		if mixed && reference[h.holderID] {
+			r.gapsRef = append(r.gapsRef, h.gap)
+		} else if mixed {
+			r.gapsOurs = append(r.gapsOurs, h.gap)
+		}
+	}
+	r.HandoffGap = dist(r.gaps)
+	noticed := map[string]time.Time{}
 	for _, j := range jobs {
 		if !j.admitted.IsZero() {
 			noticed[j.holderID] = j.admitted
 		}
-		reference[j.holderID] = j.reference
-		mixed = mixed || j.reference
 	}
 	for _, h := range rep.Handoffs {
 		if h.Admitted.Before(from) || h.Admitted.After(to) {
@@ -112,14 +126,9 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		if n, ok := noticed[h.HolderID]; ok && n.After(at) {
 			at = n
 		}
-		r.gaps = append(r.gaps, at.Sub(h.FreedAt))
-		if mixed && reference[h.HolderID] {
-			r.gapsRef = append(r.gapsRef, at.Sub(h.FreedAt))
-		} else if mixed {
-			r.gapsOurs = append(r.gapsOurs, at.Sub(h.FreedAt))
-		}
+		r.queueGaps = append(r.queueGaps, at.Sub(h.FreedAt))
 	}
-	r.HandoffGap = dist(r.gaps)
+	r.QueueHandoffGap = dist(r.queueGaps)
 	for _, j := range jobs {
 		if !j.admitted.IsZero() && !j.admitted.Before(from) && !j.admitted.After(to) {
 			r.waits = append(r.waits, j.admitted.Sub(j.arrived))

@@ -52,6 +52,12 @@ func RenderWorkloads(out io.Writer, rs []*Result) error {
 		}
 		return fmt.Sprintf("%.2f", r.HandoffGap.MaxS)
 	})
+	row("  queue waiters only: median / p95 / max s, n", "", func(r *Result) string {
+		if r.QueueHandoffGap.N == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f / %.2f / %.2f, n=%d", r.QueueHandoffGap.MedianS, r.QueueHandoffGap.P95S, r.QueueHandoffGap.MaxS, r.QueueHandoffGap.N)
+	})
 	row("job wait (arrival to admitted) median / p95 / max s", "", func(r *Result) string {
 		if r.JobWait.N == 0 {
 			return "-"

@@ -170,10 +170,16 @@ type Result struct {
 	ConflictsPerAdmission   float64 `json:"cas_conflicts_per_admitted_job"`
 	MaxCASRounds            int     `json:"max_cas_rounds"`
 
-	// HandoffGap runs from the version that freed a seat to the moment the
-	// job admitted to it noticed (its acquire returned): the handoff a user
-	// feels ("handoff noticed").
+	// HandoffGap runs from the version that freed a seat while a job
+	// waited, in the queue or outside it (a paced burst's job before its
+	// first write, a join backing off), to the moment the job admitted
+	// next noticed (its acquire returned): the handoff a user feels
+	// ("handoff noticed", noticedHandoffs).
 	HandoffGap Dist `json:"handoff_noticed"`
+	// QueueHandoffGap counts only the seats freed while the queue held a
+	// waiter (the checker's handoffs), to the admitted job's notice: the
+	// state's view, blind to waiters outside the queue.
+	QueueHandoffGap Dist `json:"queue_handoff_noticed"`
 	// JobWait runs from a job's arrival to the moment its acquire returned
 	// admitted, for the jobs admitted in the window: what a handoff figure
 	// cannot show when seats are freed rather than handed (a join that
@@ -249,8 +255,8 @@ type Result struct {
 	HandoffRef  *Dist `json:"handoff_noticed_reference_waiters,omitempty"`
 	HandoffOurs *Dist `json:"handoff_noticed_our_waiters,omitempty"`
 
-	gaps, gapsRef, gapsOurs []time.Duration
-	waits                   []time.Duration
+	gaps, gapsRef, gapsOurs, queueGaps []time.Duration
+	waits                              []time.Duration
 }
 
 // mixedGaps fills HandoffRef and HandoffOurs from the split gaps.
@@ -286,7 +292,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m := *rs[0]
 	m.ByCredential = map[string]Counts{}
 	m.Total, m.Admitted, m.gaps, m.Violations = Counts{}, 0, nil, []string{}
-	m.gapsRef, m.gapsOurs, m.waits = nil, nil, nil
+	m.gapsRef, m.gapsOurs, m.queueGaps, m.waits = nil, nil, nil, nil
 	m.SecondaryWaitS = 0
 	sum := func(a *Counts, b Counts) {
 		a.Requests += b.Requests
@@ -309,6 +315,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 		m.gaps = append(m.gaps, r.gaps...)
 		m.gapsRef = append(m.gapsRef, r.gapsRef...)
 		m.gapsOurs = append(m.gapsOurs, r.gapsOurs...)
+		m.queueGaps = append(m.queueGaps, r.queueGaps...)
 		m.waits = append(m.waits, r.waits...)
 		m.Violations = append(m.Violations, r.Violations...)
 		m.SecondaryWaitS += r.SecondaryWaitS
@@ -347,6 +354,7 @@ func Merge(wl Workload, rs []*Result) *Result {
 		m.SeatIdleShare = round4(m.SeatIdleS / m.SeatTotalS)
 	}
 	m.HandoffGap = dist(m.gaps)
+	m.QueueHandoffGap = dist(m.queueGaps)
 	m.JobWait = dist(m.waits)
 	m.mixedGaps()
 	m.Targets = targets(wl, &m)

@@ -52,7 +52,7 @@ func targets(wl Workload, r *Result) []Target {
 	if wl.Mixed && r.HandoffOurs != nil {
 		gap = *r.HandoffOurs
 	}
-	if gap.N >= minHandoffs && len(wl.ConfigSteps) == 0 {
+	if gap.N >= minHandoffs && len(wl.ConfigSteps) == 0 && !wl.BudgetBound {
 		le(TargetHandoffMedian, "handoff noticed median (s; our waiters in a mixed fleet)", "≤ 2 s", gap.MedianS, 2)
 		le(TargetHandoffP95, "handoff noticed p95 (s; our waiters in a mixed fleet)", "≤ 4 s", gap.P95S, 4)
 	}

@@ -32,3 +32,28 @@ func TestMixedFleetHandoffTargetsJudgeOurWaiters(t *testing.T) {
 	assert.Equal(t, 17.0, v)
 	assert.False(t, pass)
 }
+
+// TestBudgetBoundBurstsAreJudgedOnTheirOwnTail: where the paced write
+// budget, not the seats, bounds admissions, a freed seat waits for the
+// next paced write by construction; such a burst is judged on its own
+// handoff-noticed p95, not the all-workload median and p95.
+func TestBudgetBoundBurstsAreJudgedOnTheirOwnTail(t *testing.T) {
+	t.Parallel()
+	r := &Result{HandoffGap: Dist{N: 288, MedianS: 6.4, P95S: 10.9}}
+	ids := func(wl Workload) map[string]bool {
+		m := map[string]bool{}
+		for _, tg := range targets(wl, r) {
+			m[tg.ID] = tg.Pass
+		}
+		return m
+	}
+	tail := Workload{NoticedP95: 10e9}
+	assert.Contains(t, ids(tail), TargetHandoffP95)
+	tail.BudgetBound = true
+	got := ids(tail)
+	assert.NotContains(t, got, TargetHandoffMedian)
+	assert.NotContains(t, got, TargetHandoffP95)
+	pass, judged := got[TargetNoticedP95]
+	assert.True(t, judged, "its own p95 is judged")
+	assert.False(t, pass, "10.9 s against 10 s")
+}

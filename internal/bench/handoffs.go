@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"sort"
+	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
+)
+
+// noticedHandoff is one handoff as the user feels it: a seat freed while a
+// job waited, and the admitted job that took it (its acquire's exit ends
+// the gap).
+type noticedHandoff struct {
+	holderID string
+	freedAt  time.Time
+	gap      time.Duration
+}
+
+// noticedHandoffs pairs every seat freed while some job waited with the
+// next admission, measured to that job's notice (its acquire returned).
+//
+// A job waits from its arrival until the version that admits it, whether it
+// is in the queue or outside it (a burst's paced job before its first
+// write, docs/performance.md §11): a seat that sits free while a paced job
+// sleeps is as idle to the user as one handed to a sleeping waiter, and the
+// state alone does not show it (the queue is empty). A seat that was free
+// before anyone waited is not a handoff: the job that takes it waits for
+// its own acquire (job wait), not for a seat. So seats freed while nobody
+// waited are taken first, and a seat freed while someone waited stops
+// counting once nobody waits (the waiters took other seats).
+//
+// Seats are the config's maxHolders less holders and reservations, so a
+// reaper's removal of a dead holder frees one and a quarantine does not.
+// At schema ≤ 3 a direct handoff frees and takes a seat in one version: its
+// gap is the admitted waiter's notice alone.
+func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from, to time.Time) []noticedHandoff {
+	type waiter struct {
+		arrived time.Time
+		gone    bool // never admitted and ended (cancelled or failed)
+	}
+	waiters := map[string]waiter{}
+	noticed := map[string]time.Time{}
+	for _, j := range jobs {
+		waiters[j.holderID] = waiter{arrived: w.start.Add(j.arrival), gone: j.admitted.IsZero() && (j.cancelled || j.err != nil)}
+		if !j.admitted.IsZero() {
+			noticed[j.holderID] = j.admitted
+		}
+	}
+	admitted := map[string]bool{}
+	someoneWaits := func(at time.Time, besides map[string]bool) bool {
+		for id, wt := range waiters {
+			if wt.gone || wt.arrived.After(at) {
+				continue
+			}
+			if !admitted[id] || besides[id] {
+				return true
+			}
+		}
+		return false
+	}
+	seats := max(w.cfg.MaxHolders, 1)
+	var (
+		out      []noticedHandoff
+		prev     = map[string]bool{}
+		prevFree = -1
+		idleFree int         // free seats nobody waited for when they were freed
+		handed   []time.Time // free seats freed while someone waited, oldest first
+	)
+	for _, v := range versions {
+		if v.Content == nil {
+			continue
+		}
+		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
+		if err != nil {
+			continue
+		}
+		cur := make(map[string]bool, len(st.Holders))
+		var fresh []string
+		for _, h := range st.Holders {
+			cur[h.HolderID] = true
+			if !prev[h.HolderID] {
+				fresh = append(fresh, h.HolderID)
+			}
+		}
+		free := max(seats-len(st.Holders)-len(st.Reservations), 0)
+		if prevFree < 0 {
+			prevFree, idleFree = free+len(fresh), free+len(fresh)
+		}
+		newly := map[string]bool{}
+		for _, id := range fresh {
+			newly[id] = true
+		}
+		if freed := free - prevFree + len(fresh); freed > 0 {
+			if someoneWaits(v.Time, newly) {
+				for range freed {
+					handed = append(handed, v.Time)
+				}
+			} else {
+				idleFree += freed
+			}
+		}
+		sort.Slice(fresh, func(a, b int) bool { return noticed[fresh[a]].Before(noticed[fresh[b]]) })
+		for _, id := range fresh {
+			admitted[id] = true
+			switch {
+			case idleFree > 0:
+				idleFree--
+			case len(handed) > 0:
+				f := handed[0]
+				handed = handed[1:]
+				if v.Time.Before(from) || v.Time.After(to) {
+					continue
+				}
+				at := v.Time
+				if n, ok := noticed[id]; ok && n.After(at) {
+					at = n
+				}
+				out = append(out, noticedHandoff{holderID: id, freedAt: f, gap: at.Sub(f)})
+			}
+		}
+		if !someoneWaits(v.Time, nil) {
+			idleFree += len(handed)
+			handed = nil
+		}
+		prev, prevFree = cur, free
+	}
+	return out
+}
