@@ -25,7 +25,7 @@ import (
 //     enough apart; the arrival log dates the tickets of the last seconds
 //     by their mint (logRate); and the App JWT's count since its window
 //     began averages the App's arrivals (windowRate). Only a herd arriving
-//     at herdEngageFactor times the lock's write budget or faster is paced;
+//     at herdEngageRate × apiShare jobs a second or faster is paced;
 //     a lone job, or a few jobs seconds apart, write at once as before. A
 //     job whose first write lost its race reads the log again
 //     (planHerd): a lagging replica may have hidden the burst.
@@ -34,12 +34,14 @@ import (
 //     state (lockstate.RecentArrival), so a waiting job counts exactly the
 //     arrivals ahead of it that have not written yet: the tickets between
 //     the earliest logged one and its own, less the logged ones.
-//   - Paced by the budget: a job writes one slot of herdSlot after the
-//     state's last write per arrival still ahead of it, a slot being the
+//   - Paced by the budget: a job writes one slot after the herd's last
+//     logged first write per arrival still ahead of it, a slot being the
 //     time two writes (its first write and its release) take at
-//     herdBudgetPerMinute × apiShare writes a minute. The jobs of the first
-//     wave, which read before any of the herd had written, spread over
-//     herdFirstWaveSpacing slots by their ticket.
+//     herdBudgetPerMinute × apiShare writes a minute. A release does not
+//     move the slots: its write is the second half of its job's slot. The
+//     jobs of the first wave, which read before any of the herd had
+//     written, spread one slot apart (at least herdFirstWaveSpacing) by
+//     their ticket.
 //   - Decided at the head: once its slot has come on an ordinary read,
 //     the job reads the branch head and decides again on that
 //     (herdFresh), since a lagging replica's version makes the slot come
@@ -49,19 +51,20 @@ import (
 // read just before it, and the arrival insertion (lockstate.Arrival) keeps
 // a delayed join's queue position.
 const (
-	// herdEngageFactor: a burst is paced when others arrive at least this
-	// many times as fast as the lock's write budget admits jobs
-	// (herdBudgetPerMinute × apiShare writes a minute, two per job): at
-	// apiShare 1 that is 6.6 jobs a second, at 0.25 1.65. Measured:
-	// pacing bench `handoff` (6 jobs in 2 s) and `burst` (64 in a minute)
-	// costs them requests and buys nothing, the tail bursts (5 to 10 a
-	// second) need it.
-	herdEngageFactor = 12
+	// herdEngageRate: a burst is paced when others arrive at least this
+	// many jobs a second at apiShare 1, in proportion at a smaller share
+	// (1.65 at 0.25): 12 times the rate the write budget of 66 writes a
+	// minute admitted jobs at, before it became 60. Measured: pacing bench
+	// `handoff` (6 jobs in 2 s) and `burst` (64 in a minute) costs them
+	// requests and buys nothing, the tail bursts (5 to 10 a second) need
+	// it.
+	herdEngageRate = 6.6
 	// herdBudgetPerMinute is the content writes a minute a paced burst
 	// aims at, at apiShare 1. GitHub allows 80, the issue-23 target is 70,
-	// and lost races (which count but are not paced) took bench
-	// `burst-40x4` to 64-72 at 70: 66 keeps it at 60-68.
-	herdBudgetPerMinute = 66
+	// and lost races count but are not paced: with the slots counted from
+	// the last first write, 66 took bench `burst-40x4` to 65-73 over six
+	// seed sets, 60 to 63-70 (docs/performance.md §16).
+	herdBudgetPerMinute = 60
 	// herdRequestsPerArrival is the App JWT requests each starting job
 	// makes (installation lookup and token mint): the ticket step.
 	herdRequestsPerArrival = 2
@@ -69,8 +72,9 @@ const (
 	// visible to the others (lookup, mint, config read, state read, write:
 	// about 1.5 s); the first wave spreads over its expected size.
 	herdFirstWave = 1500 * time.Millisecond
-	// herdFirstWaveSpacing is the first wave's slot: a write's read to
-	// commit window.
+	// herdFirstWaveSpacing is the first wave's shortest slot: a write's
+	// read to commit window. The wave spreads a slot apart when the budget
+	// asks for more (a quarter of the App: 8 s).
 	herdFirstWaveSpacing = time.Second
 	// herdMinOthers / herdMinAppOthers: the fewest requests of other jobs
 	// (any bucket / the App JWT's) that count as a burst at all.
@@ -193,7 +197,7 @@ type herdPlan struct {
 // engages reports whether rate is a burst worth pacing on a lock whose jobs
 // may use share of the App's limits.
 func engages(rate, share float64) bool {
-	return rate > 0 && rate >= herdEngageFactor*herdBudgetPerMinute*share/120
+	return rate > 0 && rate >= herdEngageRate*share
 }
 
 // herdSlotLength is the time two content writes take at the paced budget.
@@ -202,13 +206,20 @@ func herdSlotLength(share float64) time.Duration {
 }
 
 // slot is when a paced job may make its first write, given the state it
-// just read, from the state's arrival log and updatedAt, the plan and now.
-// Its only effect is on the plan: the first slot computed from a non-empty
-// log sets the plan's limit.
+// just read, from the state's arrival log, the plan and now. Its only
+// effect is on the plan: the first slot computed from a non-empty log sets
+// the plan's limit.
+//
+// The slots count from the log's last first write, not from the state's
+// last write of any kind: a slot already holds its job's release, and a
+// release that pushed the slots back as well was counted twice, so the
+// herd wrote at about half the budget while freed seats sat empty (bench
+// `burst-40x4`: a seat freed while jobs waited was taken 10.4 s later at
+// the median, docs/performance.md §16).
 func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.Time {
 	var n int
 	var first int64
-	anchor, _ := lockstate.ParseTime(s.UpdatedAt)
+	var anchor time.Time
 	for _, a := range s.RecentArrivals {
 		at, ok := lockstate.ParseTime(a.At)
 		if !ok || now.Sub(at) >= lockstate.ArrivalLogWindow {
@@ -230,7 +241,7 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		// The first wave: nothing of the herd has landed yet. Spread by
 		// ticket over the wave's expected size.
 		size := max(1, int64(math.Ceil(p.rate*herdFirstWave.Seconds())))
-		at = p.start.Add(time.Duration((p.t.count/herdRequestsPerArrival)%size) * herdFirstWaveSpacing)
+		at = p.start.Add(time.Duration((p.t.count/herdRequestsPerArrival)%size) * max(herdFirstWaveSpacing, herdSlotLength(share)))
 	} else {
 		if anchor.IsZero() {
 			anchor = now

@@ -80,19 +80,19 @@ func logged(at time.Time, count int64) lockstate.RecentArrival {
 
 func TestHerdSlotOrdersByTicket(t *testing.T) {
 	t.Parallel()
-	w := herdSlotLength(1) // 2 writes at 70 a minute
-	require.InDelta(t, 1.818, w.Seconds(), 0.001)
+	w := herdSlotLength(1) // 2 writes at 60 a minute
+	require.Equal(t, 2*time.Second, w)
 	plan := func(count int64) *herdPlan {
 		return &herdPlan{rate: 10, t: ticket{window: 1700003600, count: count}, start: herdT0}
 	}
 	now := herdT0.Add(2 * time.Second)
 
 	// The first wave (nothing logged): spread by ticket over the wave's
-	// expected size (10 a second × 1.5 s = 15 slots of 1 s).
+	// expected size (10 a second × 1.5 s = 15), a slot apart.
 	for _, tc := range []struct {
 		count int64
 		slot  time.Duration
-	}{{100, 5 * time.Second}, {102, 6 * time.Second}, {118, 14 * time.Second}, {120, 0}} {
+	}{{100, 5 * w}, {102, 6 * w}, {118, 14 * w}, {120, 0}} {
 		assert.Equal(t, herdT0.Add(tc.slot), plan(tc.count).slot(arrivalsState(herdT0.Add(-time.Hour)), 1, now), "ticket %d", tc.count)
 	}
 
@@ -103,6 +103,11 @@ func TestHerdSlotOrdersByTicket(t *testing.T) {
 	assert.Equal(t, herdT0.Add(1800*time.Millisecond+4*w), plan(110).slot(st, 1, now))
 	assert.Equal(t, herdT0.Add(1800*time.Millisecond+w), plan(104).slot(st, 1, now))
 
+	// A release wrote since: its write is its own job's slot's second
+	// half, so the slots stay where the last first write put them.
+	st.UpdatedAt = lockstate.FormatTime(herdT0.Add(3 * time.Second))
+	assert.Equal(t, herdT0.Add(1800*time.Millisecond+w), plan(104).slot(st, 1, now))
+
 	// Written out of order: 106 landed before 104. 108 still has 104 ahead.
 	st.RecentArrivals = append(st.RecentArrivals, logged(herdT0.Add(2*time.Second), 106))
 	st.UpdatedAt = lockstate.FormatTime(herdT0.Add(2 * time.Second))
@@ -111,7 +116,10 @@ func TestHerdSlotOrdersByTicket(t *testing.T) {
 	// Another window's tickets and entries a whole log window old do not count.
 	old := arrivalsState(herdT0, logged(now.Add(-lockstate.ArrivalLogWindow), 90),
 		lockstate.RecentArrival{At: lockstate.FormatTime(herdT0), Window: 1700000000, Count: 1})
-	assert.Equal(t, herdT0.Add(5*time.Second), plan(100).slot(old, 1, now), "the first wave again")
+	assert.Equal(t, herdT0.Add(5*w), plan(100).slot(old, 1, now), "the first wave again")
+
+	// A quarter of the App spreads its first wave a quarter's slot apart.
+	assert.Equal(t, herdT0.Add(5*herdSlotLength(0.25)), plan(100).slot(arrivalsState(herdT0.Add(-time.Hour)), 0.25, now))
 
 	// A quarter of the App: slots four times longer.
 	assert.Equal(t, herdT0.Add(1800*time.Millisecond+16*w), plan(110).slot(arrivalsState(herdT0.Add(1800*time.Millisecond), logged(herdT0.Add(1500*time.Millisecond), 100), logged(herdT0.Add(1800*time.Millisecond), 102)), 0.25, now))
@@ -130,7 +138,7 @@ func TestHerdSlotIsBoundedAndBacksOff(t *testing.T) {
 
 	// Tickets that never write (another tool's mints) keep moving the
 	// anchor: the wait ends at the limit all the same.
-	later := now.Add(time.Minute)
+	later := now.Add(2 * time.Minute)
 	st = arrivalsState(later, logged(later.Add(-time.Second), 100))
 	assert.Equal(t, limit, p.slot(st, 1, later))
 
