@@ -26,9 +26,11 @@ type noticedHandoff struct {
 // sleeps is as idle to the user as one handed to a sleeping waiter, and the
 // state alone does not show it (the queue is empty). A seat that was free
 // before anyone waited is not a handoff: the job that takes it waits for
-// its own acquire (job wait), not for a seat. So seats freed while nobody
-// waited are taken first, and a seat freed while someone waited stops
-// counting once nobody waits (the waiters took other seats).
+// its own acquire (job wait), not for a seat. An admission takes the
+// oldest seat freed while someone waited, as the checker's handoffs do
+// (seats are alike: "seat freed → next admission"), a seat free before
+// anyone waited only when there is none; a seat freed while someone waited
+// stops counting once nobody waits (the waiters took other seats).
 //
 // Seats are the config's maxHolders less holders and reservations, so a
 // reaper's removal of a dead holder frees one and a quarantine does not.
@@ -104,8 +106,6 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 		for _, id := range fresh {
 			admitted[id] = true
 			switch {
-			case idleFree > 0:
-				idleFree--
 			case len(handed) > 0:
 				f := handed[0]
 				handed = handed[1:]
@@ -117,6 +117,8 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 					at = n
 				}
 				out = append(out, noticedHandoff{holderID: id, freedAt: f, gap: at.Sub(f)})
+			case idleFree > 0:
+				idleFree--
 			}
 		}
 		if !someoneWaits(v.Time, nil) {

@@ -75,14 +75,25 @@ func TestNoticedHandoffs(t *testing.T) {
 				version(t, 10, []string{"b"}), version(t, 20, nil)}
 		},
 	}, {
-		name: "a seat freed while someone waited stops counting once nobody waits",
-		// c waits at 10 when b's seat frees, but takes the other free
-		// seat (a's, freed before anyone waited); d arrives at 40.
+		name: "an admission takes the seat freed while someone waited, before one free before",
+		// a's seat frees at 8 with nobody waiting; c arrives at 9, b's
+		// seat frees at 10, c is admitted at 11.8 and notices at 12.
 		jobs: []*simJob{job("a", 0, 1), job("b", 0, 2), job("c", 9, 12), job("d", 40, 41)},
 		versions: func(t *testing.T) []checker.Version {
 			return []checker.Version{version(t, 0, nil), version(t, 1, []string{"a"}), version(t, 2, []string{"a", "b"}),
 				version(t, 8, []string{"b"}), version(t, 10, nil), version(t, 11.8, []string{"c"}), version(t, 40.8, []string{"c", "d"})}
 		},
+		want: []gap{{"c", 2}},
+	}, {
+		name: "a seat freed while someone waited stops counting once nobody waits",
+		// Two seats free at 10 while c waits; c takes one, then nobody
+		// waits; d arrives at 40 and takes the other by its own acquire.
+		jobs: []*simJob{job("a", 0, 1), job("b", 0, 2), job("c", 5, 12), job("d", 40, 41)},
+		versions: func(t *testing.T) []checker.Version {
+			return []checker.Version{version(t, 0, nil), version(t, 1, []string{"a"}), version(t, 2, []string{"a", "b"}),
+				version(t, 10, nil), version(t, 11.8, []string{"c"}), version(t, 40.8, []string{"c", "d"})}
+		},
+		want: []gap{{"c", 2}},
 	}, {
 		name: "two seats freed while two wait: each admission takes the oldest free",
 		jobs: []*simJob{job("a", 0, 1), job("b", 0, 2), job("c", 0.1, 13), job("d", 0.2, 14)},
