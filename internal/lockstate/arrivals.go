@@ -34,9 +34,11 @@ type RecentArrival struct {
 }
 
 const (
-	// ArrivalLogWindow is how long a logged first write stays in the log:
-	// a burst paces its writes against the arrivals of the last minute
-	// (GitHub's secondary limit counts per minute), plus margin.
+	// ArrivalLogWindow is how long a logged first write stays in the log
+	// at least: a burst paces its writes against the arrivals of the last
+	// minute (GitHub's secondary limit counts per minute), plus margin.
+	// An entry leaves only once every lower ticket of its window has left
+	// (LiveArrivals).
 	ArrivalLogWindow = 70 * time.Second
 	// MaxRecentArrivals bounds the log (GitHub allows 80 content-creating
 	// requests a minute, so a minute never holds more first writes).
@@ -44,9 +46,9 @@ const (
 )
 
 // NoteArrival logs a first write made at now with the ticket
-// (window, count): it drops the entries older than ArrivalLogWindow (and
-// the oldest beyond MaxRecentArrivals) and appends the new one. A ticket
-// the caller does not have (window <= 0) only prunes.
+// (window, count): it keeps LiveArrivals(now) (and drops the oldest beyond
+// MaxRecentArrivals) and appends the new one. A ticket the caller does not
+// have (window <= 0) only prunes.
 func (s *State) NoteArrival(now time.Time, window, count int64) {
 	s.NoteMintedArrival(now, time.Time{}, window, count)
 }
@@ -58,10 +60,55 @@ func (s *State) NoteMintedArrival(now, minted time.Time, window, count int64) {
 	if !minted.IsZero() {
 		a.Minted = FormatTime(minted)
 	}
-	s.RecentArrivals = appendRecent(s.RecentArrivals, now, ArrivalLogWindow, MaxRecentArrivals, func(a RecentArrival) string { return a.At }, a, a.valid())
+	kept := s.LiveArrivals(now)
+	if a.valid() {
+		kept = append(kept, a)
+	}
+	if len(kept) > MaxRecentArrivals {
+		kept = kept[len(kept)-MaxRecentArrivals:]
+	}
+	s.RecentArrivals = kept
 }
 
-// appendRecent is a pacing log (recentArrivals, recentHolds) after a write
+// LiveArrivals is the arrival log as a write at now keeps it: entries leave
+// lowest ticket first, window by window, an entry once it is
+// ArrivalLogWindow old and no lower ticket of its window is left (and an
+// entry stamped more than ArrivalLogWindow after now at once, a skewed
+// clock's). A reader counts the tickets between the lowest logged one and
+// its own that are not logged as arrivals that have not written yet, so a
+// written ticket must not leave while a lower one stays: pruned by age
+// alone, the first wave's writes (spread by ticket, not in ticket order)
+// left before lower tickets written after them, and every reader then
+// counted them as arrivals ahead, one slot each (bench
+// burst-20-quarter-limits: one admission every two slots,
+// docs/performance.md §16). The order of the entries is kept; nil when
+// none is left.
+func (s *State) LiveArrivals(now time.Time) []RecentArrival {
+	stamp := func(a RecentArrival) (time.Time, bool) { return ParseStateTime(a.At) }
+	// The lowest ticket still young, per window: everything below it
+	// that is old leaves, everything above it stays.
+	floor := map[int64]int64{}
+	for _, a := range s.RecentArrivals {
+		if t, ok := stamp(a); ok && now.Sub(t) < ArrivalLogWindow && !t.After(now.Add(ArrivalLogWindow)) {
+			if f, seen := floor[a.Window]; !seen || a.Count < f {
+				floor[a.Window] = a.Count
+			}
+		}
+	}
+	var kept []RecentArrival
+	for _, a := range s.RecentArrivals {
+		t, ok := stamp(a)
+		if !ok || t.After(now.Add(ArrivalLogWindow)) {
+			continue
+		}
+		if f, young := floor[a.Window]; now.Sub(t) < ArrivalLogWindow || (young && a.Count > f) {
+			kept = append(kept, a)
+		}
+	}
+	return kept
+}
+
+// appendRecent is a pacing log (recentHolds) after a write
 // at now: the entries stamped (at) less than window before now and not
 // more than window after it, then add when ok, then the newest limit of
 // them; nil when none is left.

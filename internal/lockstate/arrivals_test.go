@@ -30,6 +30,36 @@ func TestNoteArrivalPrunesTheLastWindowAndBounds(t *testing.T) {
 	assert.Equal(t, int64(5), s.RecentArrivals[0].Count, "the oldest beyond the bound go first")
 }
 
+// TestLiveArrivalsLeaveLowestTicketFirst: an entry leaves once it is a
+// whole log window old and no lower ticket of its window is left, so a
+// written ticket never leaves while a lower one stays (a reader would count
+// it as an arrival ahead); each rate window is its own order, and an entry
+// stamped more than a window in the future leaves at once.
+func TestLiveArrivalsLeaveLowestTicketFirst(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	const w, v = 1700003600, 1700000000
+	entry := func(ago time.Duration, window, count int64) RecentArrival {
+		return RecentArrival{At: FormatTime(now.Add(-ago)), Window: window, Count: count}
+	}
+	s := Empty(testLock)
+	s.RecentArrivals = []RecentArrival{
+		entry(80*time.Second, w, 6), entry(30*time.Second, w, 2), entry(75*time.Second, w, 4), entry(90*time.Second, w, 1),
+		entry(100*time.Second, v, 9), entry(-2*ArrivalLogWindow-time.Second, w, 8),
+	}
+	counts := func(log []RecentArrival) []int64 {
+		var cs []int64
+		for _, a := range log {
+			cs = append(cs, a.Count)
+		}
+		return cs
+	}
+	assert.Equal(t, []int64{6, 2, 4}, counts(s.LiveArrivals(now)), "1 left (old, lowest); 6 and 4 stay above the young 2; window v has nothing young; 8 is from the future")
+	s.NoteArrival(now, w, 10)
+	assert.Equal(t, []int64{6, 2, 4, 10}, counts(s.RecentArrivals))
+	assert.Nil(t, s.LiveArrivals(now.Add(2*ArrivalLogWindow)), "everything old: the log empties")
+}
+
 func TestRecentArrivalsRoundTripAtEverySchema(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)

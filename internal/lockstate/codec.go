@@ -66,7 +66,8 @@ type State struct {
 	// fencingToken, omitted when empty.
 	Seats []SeatUse
 	// RecentArrivals (every schema, optional; issue 23) logs the first
-	// writes of the last ArrivalLogWindow with their arrival tickets
+	// writes of the last ArrivalLogWindow (or longer: they leave lowest
+	// ticket first, LiveArrivals) with their arrival tickets
 	// (arrivals.go). Written as recentArrivals, before updatedAt, omitted
 	// when empty.
 	RecentArrivals []RecentArrival

@@ -192,6 +192,9 @@ type herdPlan struct {
 	// after a lost race.
 	limit, backoff time.Time
 	losses         int
+	// wave: the last slot came from the first wave's spread (nothing of
+	// the herd logged yet).
+	wave bool
 }
 
 // engages reports whether rate is a burst worth pacing on a lock whose jobs
@@ -220,9 +223,9 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 	var n int
 	var first int64
 	var anchor time.Time
-	for _, a := range s.RecentArrivals {
+	for _, a := range s.LiveArrivals(now) {
 		at, ok := lockstate.ParseTime(a.At)
-		if !ok || now.Sub(at) >= lockstate.ArrivalLogWindow {
+		if !ok {
 			continue
 		}
 		if at.After(anchor) {
@@ -237,6 +240,7 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		n++
 	}
 	var at time.Time
+	p.wave = n == 0
 	if n == 0 {
 		// The first wave: nothing of the herd has landed yet. Spread by
 		// ticket over the wave's expected size.
@@ -260,6 +264,23 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		at = p.backoff
 	}
 	return at
+}
+
+// sleep is how long a paced job sleeps before it reads again, given the
+// slot it just computed: until the slot, but at most one slot's length
+// while the slot is the first wave's. A first-wave slot is a guess from the
+// ticket alone, up to the wave's size in slots away (56 s at a quarter of
+// the App), and every later arrival counts the sleeper as an arrival ahead
+// of it; once the herd's first writes are logged, the next read paces it
+// by the log instead. Measured on bench burst-20-quarter-fast (four seed
+// sets): handoff noticed p95 19.2-21.2 s without the bound, 17.4-18.6 s
+// with it (docs/performance.md §16).
+func (p *herdPlan) sleep(at, now time.Time, share float64) time.Duration {
+	d := at.Sub(now)
+	if w := herdSlotLength(share); p.wave && d > w {
+		return w
+	}
+	return d
 }
 
 // lost records a lost compare-and-swap race of the first write: the next
@@ -371,7 +392,7 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 		q.a.Printf("A burst is arriving (about %.0f other jobs a second): pacing this job's first write of %s to keep the App under GitHub's content-creation limit; first try in %d ms.",
 			q.herd.rate, q.s.Target.Lock, at.Sub(now).Milliseconds())
 	}
-	return true, q.sleep(ctx, at.Sub(now)+time.Duration(q.d.Jitter()*float64(200*time.Millisecond)))
+	return true, q.sleep(ctx, q.herd.sleep(at, now, q.cfg.Share())+time.Duration(q.d.Jitter()*float64(200*time.Millisecond)))
 }
 
 // herdFresh is the state at the branch head (store.Store.LoadFresh) for a

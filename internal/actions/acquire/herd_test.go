@@ -204,3 +204,35 @@ func TestWindowRateAveragesSinceTheWindowBegan(t *testing.T) {
 	assert.Zero(t, windowRate(ticket{window: reset, count: 400, at: start.Add(-time.Minute)}))
 	assert.Zero(t, windowRate(ticket{window: reset, count: 400}), "no mint time")
 }
+
+// A first-wave slot is a guess from the ticket alone: the job sleeps at
+// most one slot before it reads again, and paces by the log once the
+// herd's first writes are in it. A slot from the log is slept in full.
+func TestAFirstWaveSleeperReadsAgainAfterOneSlot(t *testing.T) {
+	t.Parallel()
+	w := herdSlotLength(0.25)
+	now := herdT0.Add(2 * time.Second)
+	p := &herdPlan{rate: 5, t: ticket{window: 1700003600, count: 110}, start: herdT0}
+	at := p.slot(arrivalsState(herdT0.Add(-time.Hour)), 0.25, now)
+	require.Equal(t, herdT0.Add(7*w), at, "ticket 110: the last of the wave's 8 slots (5 a second × 1.5 s)")
+	assert.Equal(t, w, p.sleep(at, now, 0.25), "sleeps one slot, then reads again")
+
+	st := arrivalsState(herdT0.Add(3*time.Second), logged(herdT0.Add(3*time.Second), 100))
+	at = p.slot(st, 0.25, now)
+	require.Equal(t, herdT0.Add(3*time.Second+5*w), at, "four arrivals ahead, one slot each after the last first write")
+	assert.Equal(t, at.Sub(now), p.sleep(at, now, 0.25), "a slot from the log is slept in full")
+}
+
+// The log keeps a written ticket while a lower one stays (LiveArrivals):
+// the first wave writes by ticket rotation, not in ticket order, and a
+// ticket that left first would count as an arrival ahead of every reader.
+func TestHerdSlotCountsAnOldWriteAboveAYoungerLowerTicket(t *testing.T) {
+	t.Parallel()
+	w := herdSlotLength(1)
+	now := herdT0.Add(2 * time.Minute)
+	p := &herdPlan{rate: 10, t: ticket{window: 1700003600, count: 110}, start: herdT0}
+	// Ticket 106 wrote 80 s ago, 100 (lower) 30 s ago, 102 and 104 since.
+	st := arrivalsState(now.Add(-time.Second), logged(now.Add(-80*time.Second), 106), logged(now.Add(-30*time.Second), 100),
+		logged(now.Add(-20*time.Second), 102), logged(now.Add(-10*time.Second), 104))
+	assert.Equal(t, now.Add(-10*time.Second+2*w), p.slot(st, 1, now), "108 alone is ahead: 106 wrote")
+}
