@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // noticedHandoff is one handoff as the user feels it: a seat freed while a
@@ -69,14 +68,8 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 		idleFree int         // free seats nobody waited for when they were freed
 		handed   []time.Time // free seats freed while someone waited, oldest first
 	)
-	for _, v := range versions {
-		if v.Content == nil {
-			continue
-		}
-		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
-		if err != nil {
-			continue
-		}
+	for _, v := range decodedStates(versions) {
+		st := v.State
 		cur := make(map[string]bool, len(st.Holders))
 		var fresh []string
 		for _, h := range st.Holders {

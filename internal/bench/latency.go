@@ -8,7 +8,6 @@ import (
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
-	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // The latency tail under GitHub's limits (docs/performance.md "The tail"):
@@ -99,12 +98,8 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 	noticed := map[string]time.Time{}
 	type span struct{ from, to time.Time }
 	var spans []span
-	for i, v := range versions {
-		if v.Content == nil {
-			continue
-		}
-		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
-		if err != nil || len(st.Queue) == 0 {
+	for i, v := range decodedStates(versions) {
+		if len(v.State.Queue) == 0 {
 			continue
 		}
 		a, b := v.Time, to

@@ -389,14 +389,11 @@ func recoveries(w *world, jobs []*simJob, versions []checker.Version, adm []chec
 		}
 		rc := Recovery{Job: j.name, DiedAtS: round2(w.since(died).Seconds()), FreedAfterS: -1, InServiceAfterS: -1}
 		var freed time.Time
-		for _, v := range versions {
-			if v.Time.Before(died) || v.Content == nil {
+		for _, v := range decodedStates(versions) {
+			if v.Time.Before(died) {
 				continue
 			}
-			st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
-			if err != nil {
-				continue
-			}
+			st := v.State
 			held := false
 			for _, h := range st.Holders {
 				held = held || h.HolderID == j.holderID
@@ -513,12 +510,9 @@ func liveUtilization(w *world, jobs []*simJob, versions []checker.Version, end t
 	}
 	var live, total float64
 	seats := float64(w.cfg.MaxHolders)
-	for i, v := range versions {
-		if v.Content == nil {
-			continue
-		}
-		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
-		if err != nil || len(st.Queue) == 0 {
+	for i, v := range decodedStates(versions) {
+		st := v.State
+		if len(st.Queue) == 0 {
 			continue
 		}
 		from, to := v.Time, end

@@ -143,14 +143,8 @@ func RunSeats(t testing.TB, seed uint64, jobs int) (*SeatsResult, error) {
 func seatAffinity(res *SeatsResult, versions []checker.Version, cfg lockstate.Config) {
 	var prev *lockstate.State
 	held := map[string]bool{}
-	for _, v := range versions {
-		if v.Content == nil {
-			continue
-		}
-		st, err := lockstate.Decode(v.Content, lockstate.DecodeOptions{Lock: simLock, ServerURL: simServerURL})
-		if err != nil {
-			continue
-		}
+	for _, v := range decodedStates(versions) {
+		st := v.State
 		for _, q := range st.Queue {
 			res.MaxOvertakesField = max(res.MaxOvertakesField, q.Overtakes)
 		}

@@ -54,7 +54,7 @@ const (
 	// herdEngageRate: a burst is paced when others arrive at least this
 	// many jobs a second at apiShare 1, in proportion at a smaller share
 	// (1.65 at 0.25): 12 times the rate the write budget of 66 writes a
-	// minute admitted jobs at, before it became 60. Measured: pacing bench
+	// minute admitted jobs at, before it became 58. Measured: pacing bench
 	// `handoff` (6 jobs in 2 s) and `burst` (64 in a minute) costs them
 	// requests and buys nothing, the tail bursts (5 to 10 a second) need
 	// it.
@@ -219,8 +219,8 @@ func herdSlotLength(share float64) time.Duration {
 // last write of any kind: a slot already holds its job's release, and a
 // release that pushed the slots back as well was counted twice, so the
 // herd wrote at about half the budget while freed seats sat empty (bench
-// `burst-40x4`: a seat freed while jobs waited was taken 10.4 s later at
-// the median, docs/performance.md §16).
+// `burst-40x4`: a seat freed while jobs waited was taken 6.4-7.0 s later at
+// the median, 10.8-14.7 s at p95, docs/performance.md §16).
 func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.Time {
 	var n int
 	var first int64
