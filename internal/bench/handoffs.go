@@ -41,13 +41,10 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 		gone    bool // never admitted and ended (cancelled or failed)
 	}
 	waiters := map[string]waiter{}
-	noticed := map[string]time.Time{}
 	for _, j := range jobs {
 		waiters[j.holderID] = waiter{arrived: w.start.Add(j.arrival), gone: j.admitted.IsZero() && (j.cancelled || j.err != nil)}
-		if !j.admitted.IsZero() {
-			noticed[j.holderID] = j.admitted
-		}
 	}
+	noticed := noticedAt(jobs)
 	admitted := map[string]bool{}
 	someoneWaits := func(at time.Time, besides map[string]bool) bool {
 		for id, wt := range waiters {
@@ -105,11 +102,7 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 				if v.Time.Before(from) || v.Time.After(to) {
 					continue
 				}
-				at := v.Time
-				if n, ok := noticed[id]; ok && n.After(at) {
-					at = n
-				}
-				out = append(out, noticedHandoff{holderID: id, freedAt: f, gap: at.Sub(f)})
+				out = append(out, noticedHandoff{holderID: id, freedAt: f, gap: noticedBy(noticed, id, v.Time).Sub(f)})
 			case idleFree > 0:
 				idleFree--
 			}
@@ -121,4 +114,25 @@ func noticedHandoffs(w *world, jobs []*simJob, versions []checker.Version, from,
 		prev, prevFree = cur, free
 	}
 	return out
+}
+
+// noticedAt maps each admitted job's holderId to the moment its acquire
+// returned admitted.
+func noticedAt(jobs []*simJob) map[string]time.Time {
+	m := make(map[string]time.Time, len(jobs))
+	for _, j := range jobs {
+		if !j.admitted.IsZero() {
+			m[j.holderID] = j.admitted
+		}
+	}
+	return m
+}
+
+// noticedBy is when the job id knew of an admission committed at at: its
+// acquire's return, or at itself when that is not later.
+func noticedBy(noticed map[string]time.Time, id string, at time.Time) time.Time {
+	if n, ok := noticed[id]; ok && n.After(at) {
+		return n
+	}
+	return at
 }

@@ -95,7 +95,7 @@ func scaledLimits(scale float64) emulator.SecondaryLimits {
 // and no version admits it yet: a paced burst's jobs wait before their
 // first write, outside the queue (herd.go in internal/actions/acquire).
 func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checker.Admission, from, to time.Time) (idle, total time.Duration) {
-	noticed := map[string]time.Time{}
+	noticed := noticedAt(jobs)
 	type span struct{ from, to time.Time }
 	var spans []span
 	for i, v := range decodedStates(versions) {
@@ -122,9 +122,6 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 		end := to
 		if t, ok := admittedAt[j.holderID]; ok {
 			end = t
-		}
-		if !j.admitted.IsZero() {
-			noticed[j.holderID] = j.admitted
 		}
 		a, b := later(w.start.Add(j.arrival), from), earlier(end, to)
 		if b.After(a) {

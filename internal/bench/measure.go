@@ -112,21 +112,12 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 		}
 	}
 	r.HandoffGap = dist(r.gaps)
-	noticed := map[string]time.Time{}
-	for _, j := range jobs {
-		if !j.admitted.IsZero() {
-			noticed[j.holderID] = j.admitted
-		}
-	}
+	noticed := noticedAt(jobs)
 	for _, h := range rep.Handoffs {
 		if h.Admitted.Before(from) || h.Admitted.After(to) {
 			continue
 		}
-		at := h.Admitted
-		if n, ok := noticed[h.HolderID]; ok && n.After(at) {
-			at = n
-		}
-		r.queueGaps = append(r.queueGaps, at.Sub(h.FreedAt))
+		r.queueGaps = append(r.queueGaps, noticedBy(noticed, h.HolderID, h.Admitted).Sub(h.FreedAt))
 	}
 	r.QueueHandoffGap = dist(r.queueGaps)
 	for _, j := range jobs {

@@ -69,11 +69,11 @@ type Workload struct {
 	NoticedP95 time.Duration
 	// BudgetBound marks a tail burst whose seats could admit jobs faster
 	// than the App's paced write budget does (seats over hold time above
-	// 30 jobs a minute × apiShare, two writes a job): a freed seat then
-	// waits for the next paced first write by construction, at least the
-	// seats' share of a slot less a hold (docs/performance.md §16), so it
-	// is judged on its own NoticedP95 and not on the all-workload handoff
-	// median and p95.
+	// 29 jobs a minute × apiShare: 58 writes, two a job): a freed seat
+	// then waits for the next paced first write by construction, about
+	// k·w − H (docs/performance.md §16, "the floor"), so it is judged on
+	// its own NoticedP95 and not on the all-workload handoff median and
+	// p95.
 	BudgetBound bool
 	// ConfigSteps are config changes while the workload runs (upgrade.go):
 	// the upgrade targets apply, the handoff targets do not (a drain keeps

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -98,12 +99,9 @@ func (w configWindow) variants(prev *lockstate.State) []lockstate.Config {
 		return out
 	}
 	add := func(l lockstate.Config) {
-		for _, o := range out {
-			if o == l {
-				return
-			}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	for _, c := range w.candidates {
 		for target := prev.SchemaVersion; target < lockstate.TargetSchema(c); target++ {
@@ -122,8 +120,8 @@ func (w configWindow) variants(prev *lockstate.State) []lockstate.Config {
 }
 
 // previousGenerationMaxSchema is the newest state schema the previous
-// client generation writes (it fails closed on schema 6).
-const previousGenerationMaxSchema = 5
+// client generation writes: it fails closed on the fenced schema.
+const previousGenerationMaxSchema = lockstate.FencedSchemaVersion - 1
 
 // lowered returns c with the schema flags above target turned off.
 func lowered(c lockstate.Config, target int) lockstate.Config {

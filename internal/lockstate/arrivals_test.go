@@ -60,35 +60,52 @@ func TestLiveArrivalsLeaveLowestTicketFirst(t *testing.T) {
 	assert.Nil(t, s.LiveArrivals(now.Add(2*ArrivalLogWindow)), "everything old: the log empties")
 }
 
+// emptyAtSchema is an empty lock state of the given schema, updated at now.
+func emptyAtSchema(schema int, now time.Time) *State {
+	s := Empty(testLock)
+	s.SchemaVersion = schema
+	if schema >= 4 {
+		s.Reservations = []Reservation{}
+	}
+	s.UpdatedAt = FormatTime(now)
+	return s
+}
+
+// roundTripLog encodes an empty s (which must omit key), lets note fill
+// the log, and checks the encoding lists key as an array before
+// updatedAt, decodes back and re-encodes byte for byte. It returns the
+// encoding and the decoded state.
+func roundTripLog(t *testing.T, s *State, key string, note func(*State)) (string, *State) {
+	t.Helper()
+	data, err := Encode(s)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), key, "schema %d: omitted when empty", s.SchemaVersion)
+	note(s)
+	data, err = Encode(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"`+key+`": [`, "schema %d", s.SchemaVersion)
+	assert.Less(t, strings.Index(string(data), key), strings.Index(string(data), "updatedAt"), "written before updatedAt")
+	back, err := Decode(data, DecodeOptions{Lock: testLock})
+	require.NoError(t, err, "schema %d", s.SchemaVersion)
+	again, err := Encode(back)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again), "schema %d: byte-stable", s.SchemaVersion)
+	return string(data), back
+}
+
 func TestRecentArrivalsRoundTripAtEverySchema(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	for schema := 2; schema <= MaxSchemaVersion; schema++ {
-		s := Empty(testLock)
-		s.SchemaVersion = schema
-		if schema >= 4 {
-			s.Reservations = []Reservation{}
-		}
-		s.UpdatedAt = FormatTime(now)
-		data, err := Encode(s)
-		require.NoError(t, err)
-		assert.NotContains(t, string(data), "recentArrivals", "schema %d: omitted when empty", schema)
-
-		s.NoteArrival(now, 1700003600, 41)
-		s.NoteMintedArrival(now, now.Add(-1500*time.Millisecond), 1700003600, 43)
-		data, err = Encode(s)
-		require.NoError(t, err)
-		assert.Contains(t, string(data), `"recentArrivals": [`, "schema %d", schema)
-		assert.Less(t, strings.Index(string(data), "recentArrivals"), strings.Index(string(data), "updatedAt"), "written before updatedAt")
-		back, err := Decode(data, DecodeOptions{Lock: testLock})
-		require.NoError(t, err, "schema %d", schema)
+		s := emptyAtSchema(schema, now)
+		_, back := roundTripLog(t, s, "recentArrivals", func(s *State) {
+			s.NoteArrival(now, 1700003600, 41)
+			s.NoteMintedArrival(now, now.Add(-1500*time.Millisecond), 1700003600, 43)
+		})
 		assert.Equal(t, s.RecentArrivals, back.RecentArrivals, "schema %d", schema)
 		require.Len(t, back.RecentArrivals, 2)
 		assert.Empty(t, back.RecentArrivals[0].Minted, "logged without a mint time")
 		assert.Equal(t, "2026-12-06T11:59:58.500Z", back.RecentArrivals[1].Minted)
-		again, err := Encode(back)
-		require.NoError(t, err)
-		assert.Equal(t, string(data), string(again), "schema %d: byte-stable", schema)
 	}
 }
 
