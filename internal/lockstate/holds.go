@@ -50,6 +50,16 @@ func (s *State) NoteHold(now time.Time, held time.Duration) {
 // TypicalHold is the median of the holds logged within HoldLogWindow of
 // now; ok is false with fewer than two.
 func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
+	typical, _, ok := s.HoldRange(now)
+	return typical, ok
+}
+
+// HoldRange is the median and the shortest of the holds logged within
+// HoldLogWindow of now; ok is false with fewer than two. A waiter forecasts
+// the release of a short hold from them (internal/actions/acquire,
+// handwindow.go): the shortest bounds how early the next may end, and its
+// distance to the median how far the holds spread.
+func (s *State) HoldRange(now time.Time) (typical, shortest time.Duration, ok bool) {
 	var holds []time.Duration
 	for _, h := range s.RecentHolds {
 		if t, ok := ParseStateTime(h.At); ok && now.Sub(t) < HoldLogWindow {
@@ -57,10 +67,10 @@ func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
 		}
 	}
 	if len(holds) < 2 {
-		return 0, false
+		return 0, 0, false
 	}
 	slices.Sort(holds)
-	return holds[len(holds)/2], true
+	return holds[len(holds)/2], holds[0], true
 }
 
 // decodeRecentHolds reads the optional top-level recentHolds array. Fail

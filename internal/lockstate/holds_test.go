@@ -50,6 +50,22 @@ func TestTypicalHoldIsTheMedianOfTheWindow(t *testing.T) {
 	assert.False(t, ok, "holds older than the window are not read")
 }
 
+func TestHoldRangeIsTheMedianAndTheShortestOfTheWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	s := Empty(testLock)
+	s.NoteHold(now.Add(-HoldLogWindow), 2*time.Second) // leaves the window at now
+	s.NoteHold(now, 9*time.Second)
+	_, _, ok := s.HoldRange(now)
+	assert.False(t, ok, "one hold in the window says nothing of their spread")
+	s.NoteHold(now, 5*time.Second)
+	s.NoteHold(now, 6*time.Second)
+	typical, shortest, ok := s.HoldRange(now)
+	require.True(t, ok)
+	assert.Equal(t, 6*time.Second, typical)
+	assert.Equal(t, 5*time.Second, shortest, "the hold that left the window is not the shortest")
+}
+
 func TestRecentHoldsRoundTripAtEverySchema(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)

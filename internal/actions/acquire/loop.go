@@ -46,7 +46,11 @@ func (q *acquirer) loop(ctx context.Context) error {
 		if err := q.refreshConfig(ctx, false); err != nil {
 			return err
 		}
+		readAt := q.now()
 		snap, err := q.st.Load(ctx)
+		if err == nil {
+			q.rtt.note(q.now().Sub(readAt))
+		}
 		if err != nil {
 			if ghclient.IsSecondaryLimit(err) && ctx.Err() == nil {
 				if err := q.waitSecondary(ctx, err); err != nil {
@@ -340,15 +344,21 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 	now := q.now()
 	_, burst := q.burst(s)
 	sch := Schedule{Base: q.s.Poll, Unit: q.d.PollUnit, Rank: admissibleRank(s, q.cfg, q.id.HolderID), Seats: q.cfg.MaxHolders,
-		Queued: len(s.Queue), OldestHold: oldestHold(s, now), Burst: burst, HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share()}
+		Queued: len(s.Queue), OldestHold: oldestHold(s, now), Burst: burst, HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share(),
+		PaceSeen: q.observedHold > 0}
 	q.releaseForecast(s, &sch)
 	if h, ok := s.TypicalHold(now); ok {
 		sch.LoggedHold = h
 	}
+	q.handWindow(s, &sch, now)
+	q.handing = inHandWindow(sch)
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
 		sch.UntilCooldown = t.Sub(now)
 	}
 	d := PollDelay(sch, q.d.Jitter())
+	if sch.HandWindow {
+		d = q.bank.spend(now, d, fastShare(sch))
+	}
 	if q.conflictStreak > 0 {
 		d = max(d, q.conflictDelay(s))
 	}

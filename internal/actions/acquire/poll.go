@@ -31,6 +31,14 @@ const (
 	// the state every second or two, and each faster read of a changed (or
 	// lagging) version is a charged 200.
 	NextDivisor = 20
+	// HandDivisor: a waiter that a short hold's release may hand its seat
+	// polls every Unit/HandDivisor (10 ms) plus its read's round trip
+	// around the forecast release (HandWindow): back to back, within its
+	// share of the fast budget (readBank). A 5 s hold is a third of the
+	// poll interval, and at the next interval a handed seat waited about
+	// half a second per handoff, a tenth of the hold
+	// (docs/performance.md §17).
+	HandDivisor = 100
 	// MaxFastSlots bounds how many queue ranks poll fast, whatever
 	// maxHolders is, so the organization's request rate stays bounded.
 	MaxFastSlots = 4
@@ -57,6 +65,13 @@ const (
 	// fast ranks that it sleeps: its remaining wait shrinks geometrically,
 	// so it polls about log(wait) times before it polls fast.
 	TailETAPercent = 70
+	// handOverdueSlowdown: past the lead of a short hold's forecast
+	// release, the window interval grows by an eighth of the time overdue
+	// (a release that lost its write to a join lands a second or two late).
+	handOverdueSlowdown = 8
+	// loggedTailSpreadDivisor: a far waiter pacing by logged holds jitters
+	// by a sixth of its interval.
+	loggedTailSpreadDivisor = 6
 )
 
 // harmonic is H(n) = 1 + 1/2 + … + 1/n.
@@ -120,6 +135,21 @@ type Schedule struct {
 	Forecast      bool
 	UntilRelease  time.Duration
 	ReleaseMargin time.Duration
+	// HandWindow reports that UntilHand is set, from the holds the lock's
+	// releases logged, when they are short (handwindow.go): for a rank
+	// below Seats, the time until the earliest the release that hands it
+	// a seat can land; for a fast rank at or past Seats, the time until
+	// the release that brings it below Seats has surely landed. Negative
+	// when that time has passed. HandLead is how long after that a
+	// release may still land at the logged pace (the holder's notice, its
+	// release's read and its write): a rank below Seats polls back to back
+	// through it.
+	HandWindow bool
+	UntilHand  time.Duration
+	HandLead   time.Duration
+	// PaceSeen reports that this waiter saw holds end (HoldEstimate then
+	// comes from them, not from OldestHold alone).
+	PaceSeen bool
 }
 
 // PollDelay returns the wait before the next poll. r is a jitter draw in
@@ -151,6 +181,22 @@ type Schedule struct {
 //     until w before the forecast release; then every w plus a quarter of
 //     the time it is overdue, at most the fast interval, plus up to a third
 //     of that.
+//   - A fast rank with a HandWindow (short logged holds; Burst or not)
+//     sleeps until UntilHand, at most Base; a rank below Seats then polls
+//     back to back (every Unit/HandDivisor plus its read's round trip)
+//     through HandLead, and after it every Unit/HandDivisor plus an eighth
+//     of the time it is overdue, at most its interval above; a rank at or
+//     past Seats polls every Unit plus an eighth of the time it is
+//     overdue, at most its interval above. The caller bounds the back-to-
+//     back reads by the rank's share of the fast budget (readBank).
+//   - A tail rank that has seen no hold end, with none logged, polls at
+//     most at TailETAPercent of its expected wait as if the holds lasted
+//     OldestHold (within the tail budget): a lock's first holds may be
+//     short. With logged holds shorter than Base its jitter is a sixth of
+//     its interval, not a third.
+//   - The tail budget is shared by rank like the fast one: the k-th tail
+//     rank of n polls at least every k × H(n) × 60 s / TailBudgetPerMinute
+//     (Queued × 60 s / TailBudgetPerMinute when its rank is unknown).
 //   - If a cooldown expires sooner than that, the wait is the time to that
 //     expiry plus up to 249 ms of jitter.
 func PollDelay(s Schedule, r float64) time.Duration {
@@ -184,19 +230,13 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		case s.Rank == 0 && !s.Burst && s.Forecast:
 			d = min(d, max(unit*3/4, base/NextDivisor)*4/3)
 		}
-		budget := time.Duration(0)
-		if s.Queued > 0 {
-			// The fast budget is shared by rank: rank r gets a 1/(r+1)
-			// share (harmonic weights), so the waiter a release hands the
-			// next seat to polls fastest and rank r, which needs r more
-			// seats freed first, r+1 times slower. The shares sum to
-			// FastBudgetPerMinute whatever the number of fast ranks.
-			n := min(fastRanks, s.Queued)
-			r := min(s.Rank, n-1)
-			budget = time.Duration(float64(r+1) * harmonic(n) * 60 * float64(unit) / (FastBudgetPerMinute * share))
-			d = max(d, budget)
-		}
+		budget := fastShare(s)
+		d = max(d, budget)
 		switch {
+		case s.HandWindow && s.Rank < seats:
+			d, spread = handDelay(s.UntilHand, s.HandLead, unit/HandDivisor, d, base)
+		case s.HandWindow:
+			d, spread = handDelay(s.UntilHand, 0, unit, d, base)
 		case s.Forecast:
 			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
 		case next:
@@ -224,8 +264,17 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			rank = s.Rank - fastRanks + fastSlots
 		}
 		d = min(time.Duration(int64(base)*int64(rank)/int64(fastSlots)), TailCapFactor*base)
-		// The tail budget: each far waiter polls at most once per its share.
+		// The tail budget: each far waiter polls at most once per its
+		// share. Like the fast budget it is shared by rank (the k-th of n
+		// tail ranks gets a 1/k share, harmonic weights), so the waiters
+		// next to reach the fast ranks poll soonest and the shares still
+		// sum to TailBudgetPerMinute: an equal share made the first tail
+		// rank of a 40-job queue sleep 12 s on 5 s holds.
 		budget := time.Duration(float64(s.Queued) * 60 * float64(unit) / (TailBudgetPerMinute * share))
+		if n := s.Queued - fastRanks; s.Rank >= fastRanks && n > 0 {
+			k := min(s.Rank-fastRanks+1, n)
+			budget = time.Duration(float64(k) * harmonic(n) * 60 * float64(unit) / (TailBudgetPerMinute * share))
+		}
 		d = max(d, budget)
 		if s.HoldEstimate > 0 && s.Rank >= 0 {
 			// Most of the expected time until it reaches the fast ranks:
@@ -237,6 +286,18 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			eta := time.Duration(turns * int64(s.HoldEstimate) / int64(seats))
 			d = max(d, min(eta*TailETAPercent/100, MaxTailInterval))
 		}
+		if !s.PaceSeen && s.LoggedHold <= 0 && s.OldestHold > 0 && s.Rank >= 0 {
+			// Nothing says how long holds last (a lock's first burst):
+			// HoldEstimate is then at least Base, and the rank-based
+			// interval assumes a poll interval per admission, while the
+			// first holds may be seconds long. The holders' age bounds a
+			// hold from below only; sleep TailETAPercent of the wait at
+			// that pace, so the sleeps grow with the holds until one is
+			// seen to end or is logged.
+			turns := time.Duration(s.Rank + 1 - fastRanks)
+			d = max(unit, budget, min(d, turns*s.OldestHold/time.Duration(seats)*TailETAPercent/100))
+		}
+		spread = max(minTailSpread, d/3)
 		if s.LoggedHold > 0 && s.LoggedHold < base && s.Rank >= 0 {
 			// Holds shorter than the poll interval, as the releases
 			// logged them: the queue moves faster than the rank-based
@@ -248,8 +309,10 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// admission added for the release and its notice.
 			turns := time.Duration(s.Rank + 1 - fastRanks)
 			d = max(unit, budget, min(turns*(s.LoggedHold+unit)/time.Duration(seats)*TailETAPercent/100, MaxTailInterval))
+			// A third in jitter would wake it at up to 93% of the
+			// expected wait; at these paces that is past its turn.
+			spread = max(minTailSpread, d/loggedTailSpreadDivisor)
 		}
-		spread = max(minTailSpread, d/3)
 	}
 	delay := d + time.Duration(r*float64(spread))
 	if s.UntilCooldown > 0 && s.UntilCooldown < delay {
@@ -260,6 +323,44 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		delay = s.UntilCooldown + j
 	}
 	return delay
+}
+
+// fastShare is how often a fast rank may read within its share of the
+// fast budget (0 when the queue length is unknown or the rank is not fast).
+// The fast budget is shared by rank: rank r gets a 1/(r+1) share (harmonic
+// weights), so the waiter a release hands the next seat to polls fastest
+// and rank r, which needs r more seats freed first, r+1 times slower. The
+// shares sum to FastBudgetPerMinute whatever the number of fast ranks.
+func fastShare(s Schedule) time.Duration {
+	fastRanks := FastRanks(s.Seats)
+	if s.Queued <= 0 || s.Rank < 0 || s.Rank >= fastRanks {
+		return 0
+	}
+	unit := s.Unit
+	if unit <= 0 {
+		unit = time.Second
+	}
+	share := s.Share
+	if share <= 0 || share > 1 {
+		share = 1
+	}
+	n := min(fastRanks, s.Queued)
+	r := min(s.Rank, n-1)
+	return time.Duration(float64(r+1) * harmonic(n) * 60 * float64(unit) / (FastBudgetPerMinute * share))
+}
+
+// handDelay is a fast rank's wait around a short hold's release due in
+// until (negative: overdue; HandWindow): asleep until it (at most base);
+// then every w through lead, and every w plus an eighth of the time overdue
+// past lead, at most interval (the rank's wait without the window). spread
+// is the jitter's range.
+func handDelay(until, lead, w, interval, base time.Duration) (d, spread time.Duration) {
+	if until > 0 {
+		d = min(until, base)
+		return d, min(w, d/10)
+	}
+	d = min(w+max(0, -until-lead)/handOverdueSlowdown, max(w, interval))
+	return d, d / 4
 }
 
 // forecastDelay is a fast rank's wait around a forecast release due in

@@ -35,12 +35,16 @@ func TestPollDelay(t *testing.T) {
 		// H(128) = 5.43315: rank 4 polls every 5 × 5.43315 × 0.2 s.
 		{"fast ranks share the fast budget by rank", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200}, 0, 5433 * time.Millisecond},
 		{"the head of a wide pool still polls fast", Schedule{Base: base, Rank: 0, Seats: 16, Queued: 200}, 0, 1500 * time.Millisecond},
-		{"the tail shares the tail budget", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
+		// The tail budget is shared by rank: the k-th of n tail ranks polls
+		// at most every k × H(n) × 60 s / 200. H(968) = 7.45311.
+		{"the tail shares the tail budget by rank", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000}, 0, 266071 * time.Millisecond},
+		{"so the first tail rank of a long queue is not held back by the far ones", Schedule{Base: base, Rank: 32, Seats: 16, Queued: 1000}, 0, base},
+		{"an unknown rank takes an equal share", Schedule{Base: base, Rank: -1, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
 		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
 		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
-		{"the tail budget scales with apiShare", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 0.5}, 0, 10 * time.Minute},
+		{"the tail budget scales with apiShare", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 0.5}, 0, 532142 * time.Millisecond},
 		{"so does the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200, Share: 0.5}, 0, 10866 * time.Millisecond},
-		{"a share above one is the whole", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 2}, 0, 5 * time.Minute},
+		{"a share above one is the whole", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 2}, 0, 266071 * time.Millisecond},
 		{"fast floor is one unit", Schedule{Base: 2 * s, Rank: 0, Seats: 1}, 0, s},
 		{"compressed unit", Schedule{Base: 1500 * time.Millisecond, Unit: 100 * time.Millisecond, Rank: 0, Seats: 1}, 0, 150 * time.Millisecond},
 		{"sooner cooldown wins", Schedule{Base: base, Rank: 3, Seats: 1, UntilCooldown: 4 * s}, 0.5, 4*s + 125*time.Millisecond},
@@ -74,7 +78,32 @@ func TestPollDelay(t *testing.T) {
 		{"the first tail rank of short holds", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, LoggedHold: 5 * s}, 0, 4200 * time.Millisecond},
 		{"two seats move twice as fast", Schedule{Base: base, Rank: 10, Seats: 2, Queued: 11, LoggedHold: 5 * s}, 0, 14700 * time.Millisecond},
 		{"logged holds of a poll interval keep the rank-based interval", Schedule{Base: base, Rank: 10, Seats: 1, Queued: 11, LoggedHold: base}, 0, 120 * s},
-		{"the tail budget still bounds short holds", Schedule{Base: base, Rank: 100, Seats: 1, Queued: 1000, LoggedHold: s}, 0, 5 * time.Minute},
+		// 99 × H(998) × 0.3 s, H(998) = 7.48390.
+		{"the tail budget still bounds short holds", Schedule{Base: base, Rank: 100, Seats: 1, Queued: 1000, LoggedHold: s}, 0, 222259 * time.Millisecond},
+		{"with a sixth of its interval in jitter", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, LoggedHold: 5 * s}, 0.999, 4899 * time.Millisecond},
+		// Nothing says how long holds last: the holders' age paces the
+		// tail (TailETAPercent of the wait at that pace), not the
+		// rank-based interval that assumes a poll interval per admission.
+		{"a tail rank that saw no hold end paces by the holders' age", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, OldestHold: 4 * s}, 0, 2800 * time.Millisecond},
+		{"the sleeps grow with the holds", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, OldestHold: 40 * s}, 0, base},
+		// H(298) × 0.3 s, H(298) = 6.27599.
+		{"within the tail budget", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 300, OldestHold: 100 * time.Millisecond}, 0, 1883 * time.Millisecond},
+		{"not once it saw a hold end", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, OldestHold: 4 * s, PaceSeen: true}, 0, base},
+		{"nor with holds logged", Schedule{Base: base, Rank: 2, Seats: 1, Queued: 3, OldestHold: 4 * s, LoggedHold: 5 * s}, 0, 4200 * time.Millisecond},
+		// A short hold's hand window (handwindow.go): asleep until the
+		// earliest its release can land, then back to back through the
+		// lead, then slower by an eighth of the time overdue, up to the
+		// rank's interval without the window (the next interval here).
+		{"the next waiter of a short hold sleeps to its window", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: s, HandWindow: true, UntilHand: 4 * s, HandLead: 750 * time.Millisecond}, 0, 4 * s},
+		{"with little jitter", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: s, HandWindow: true, UntilHand: 4 * s, HandLead: 750 * time.Millisecond}, 0.999, 4*s + 10*time.Millisecond},
+		{"at most base", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: s, HandWindow: true, UntilHand: 40 * s, HandLead: 750 * time.Millisecond}, 0, base},
+		{"then polls back to back", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -s / 2, HandLead: 750 * time.Millisecond}, 0, 10 * time.Millisecond},
+		{"through the lead", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -750 * time.Millisecond, HandLead: 750 * time.Millisecond}, 0, 10 * time.Millisecond},
+		{"slower the later the release", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -2750 * time.Millisecond, HandLead: 750 * time.Millisecond}, 0, 260 * time.Millisecond},
+		{"never slower than without the window", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -time.Minute, HandLead: 750 * time.Millisecond}, 0, 750 * time.Millisecond},
+		{"while a burst churns the state too", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 40, OldestHold: 5 * s, Burst: true, HandWindow: true, UntilHand: -s / 2, HandLead: 750 * time.Millisecond}, 0, 10 * time.Millisecond},
+		{"a fast rank past the seats sleeps until its turn has come", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 5, OldestHold: s, HandWindow: true, UntilHand: 3 * s}, 0, 3 * s},
+		{"then reads every unit, slower by an eighth of the time overdue", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -s / 2}, 0, 1062500 * time.Microsecond},
 		{"and is capped like any far waiter", Schedule{Base: base, Rank: 5000, Seats: 1, Queued: 10, LoggedHold: 10 * s}, 0, MaxTailInterval},
 		{"the fast ranks ignore the log", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 11, LoggedHold: 5 * s}, 0, 3 * s},
 	}

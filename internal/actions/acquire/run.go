@@ -137,6 +137,12 @@ type acquirer struct {
 	conflictStreak int
 	// staleSkips counts the consecutive reads staleRead skipped.
 	staleSkips int
+	// rtt keeps the recent state reads' round trips, bank the reads sooner
+	// than this run's share of the fast budget, and handing whether the
+	// last poll delay was in a hand window (handwindow.go).
+	rtt     rttLog
+	bank    readBank
+	handing bool
 	// configMissing: the lock has no config file (reported in the summary).
 	configMissing bool
 	// cfgCapped: the last config refresh could not read the file, so

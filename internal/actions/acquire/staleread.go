@@ -56,14 +56,16 @@ func (q *acquirer) staleRead(s *lockstate.State) bool {
 // freed waited 4.5 s for its admission. Later reads in a row, and every
 // read again of a waiter further back, wait staleReadDelay, so a replica
 // that lags for a while is outwaited over maxStaleSkips reads of about
-// 2.3 s before the run decides on what it reads. A far waiter gains
+// 2.3 s before the run decides on what it reads, except in a hand window
+// (handwindow.go), where the release is due and every stale read in a row is
+// read again at staleRereadDelay. A far waiter gains
 // nothing from reading again sooner; nor may it wait its whole poll
 // interval on the newest state it saw, as if the stale read were no news:
 // versions pass in that interval, and its rank with them.
 func (q *acquirer) staleReadWait() time.Duration {
 	near := q.last == nil || lockstate.QueuePosition(q.last, q.id.HolderID) == 0 ||
 		admissibleRank(q.last, q.cfg, q.id.HolderID) < max(q.cfg.MaxHolders, 1)
-	if near && q.staleSkips <= 1 {
+	if near && (q.staleSkips <= 1 || q.handing) {
 		return q.d.Jittered(staleRereadDelay, staleRereadDelay)
 	}
 	return q.d.Jittered(staleReadDelay, staleReadDelay/3)
