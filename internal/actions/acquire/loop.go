@@ -30,6 +30,11 @@ var errStaleRound = errors.New("acquire: the re-read after a lost race is older 
 // first write is paced from then on.
 var errPaced = errors.New("acquire: a burst shows; the first write is paced")
 
+// errStaleConfig ends a write round whose state is at a schema above what
+// this run's config snapshot asks for (staleConfig): another writer, with a
+// newer config, upgraded it since this run's read.
+var errStaleConfig = errors.New("acquire: the state was upgraded past this run's config snapshot")
+
 // errBlocked ends a write round that found an active incident.
 var errBlocked = errors.New("acquire: an active incident blocks admission")
 
@@ -127,11 +132,7 @@ func (q *acquirer) step(ctx context.Context, snap store.Snapshot) (done, again b
 		// The state is at a schema above what this run's config snapshot
 		// asks for: another writer read a newer config (one that may name
 		// seats). Read the config again before writing.
-		q.cfgAt = time.Time{}
-		if err := q.refreshConfig(ctx, false); err != nil {
-			return true, false, err
-		}
-		return false, true, nil
+		return q.rereadConfig(ctx)
 	}
 	q.notePosition(dec)
 	q.upgrade = dec.Upgrade
@@ -238,6 +239,12 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 			return "", store.ErrNoChange
 		case q.holdWrites(s):
 			return "", errConfigUnread
+		case q.staleConfig(s):
+			// The read was at the snapshot's schema, but a writer with a
+			// newer config (one that may name seats) upgraded the state
+			// before this round (sim seat seed 297): decided on the old
+			// snapshot, an admission on the upgraded state names no seat.
+			return "", errStaleConfig
 		case d.Outcome == lockstate.OutcomeAdmitted && q.s.PR.Scoped && !prChecked:
 			return "", errReplan
 		}
@@ -269,6 +276,8 @@ func (q *acquirer) write(ctx context.Context, prChecked, join bool) (done, again
 	case errors.Is(err, errStaleRound) && !landed:
 		// Read again soon (staleReadWait), and decide on that read.
 		return false, true, q.sleep(ctx, q.staleReadWait())
+	case errors.Is(err, errStaleConfig) && !landed:
+		return q.rereadConfig(ctx)
 	case errors.Is(err, errConfigUnread):
 		q.logConfigUnread()
 		return false, false, nil
@@ -482,6 +491,16 @@ func (q *acquirer) logConfigUnread() {
 	q.cfgUnreadLogged = q.now()
 	q.a.Printf("Waiting for the lock config of %s: no read of %s has succeeded yet, and this lock is not admitted on the safe defaults (named seats, a seat request or a new lock); reading it again at the next poll.",
 		q.s.Target.Lock, q.st.ConfigPath())
+}
+
+// rereadConfig reads the config again at once (staleConfig) and repeats the
+// iteration on a fresh read.
+func (q *acquirer) rereadConfig(ctx context.Context) (done, again bool, err error) {
+	q.cfgAt = time.Time{}
+	if err := q.refreshConfig(ctx, false); err != nil {
+		return true, false, err
+	}
+	return false, true, nil
 }
 
 // staleConfigAge is how old a config snapshot may be before a state at a

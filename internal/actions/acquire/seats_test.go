@@ -2,6 +2,9 @@ package acquire_test
 
 import (
 	"context"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -179,4 +182,77 @@ func TestSeatsLockIsNotAdmittedOnTheSafeDefaults(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAnAdmissionRoundOnAnUpgradedStateReadsTheConfigAgain is sim seat seed
+// 297's second path (docs/simulation.md "Found by the seat seeds"): a job
+// whose config snapshot predates the operator's naming of the seats read a
+// schema-5 state with a seat free and wrote its admission; a writer with
+// the new config upgraded the state to schema 6 first, and the round after
+// the lost race, decided at the branch head, admitted the job without a
+// seat on the schema-6 state. The staleness check ran on the read, not on
+// each round's state. The round now ends, the config is read again, and
+// the job is admitted to a named seat.
+func TestAnAdmissionRoundOnAnUpgradedStateReadsTheConfigAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := actiontest.NewWorld(t, `{"maxHolders":2,"runnerSerialization":true,"resourceLifecycle":true,"accountHealth":true,"releaseCooldownSeconds":0}`)
+		a1, a2 := w.NewJob("holder-1", "runner-a"), w.NewJob("holder-2", "runner-b")
+		require.NoError(t, run(context.Background(), a1))
+		require.NoError(t, run(context.Background(), a2))
+		require.Equal(t, 5, w.State().SchemaVersion)
+
+		b := w.NewJob("waiter", "runner-c")
+		var (
+			mu    sync.Mutex
+			armed bool
+			fired int
+		)
+		d := b.Deps()
+		api := d.Transport
+		d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/locks/seats.json") {
+				mu.Lock()
+				fire := armed
+				armed = false
+				if fire {
+					fired++
+				}
+				mu.Unlock()
+				if fire {
+					// The operator names the seats, and a job with the new
+					// config is admitted first: its write upgrades the
+					// state to schema 6.
+					w.SetConfig(seatsConfig)
+					c := w.NewJob("upgrader", "runner-d").Input("seat-labels", "plus")
+					assert.NoError(t, run(context.Background(), c), c.Out.String())
+					assert.Equal(t, 6, w.State().SchemaVersion)
+				}
+			}
+			return api.RoundTrip(req)
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- runDeps(ctx, d) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits, on a config snapshot naming no seats")
+
+		time.Sleep(time.Minute) // the snapshot is older than staleConfigAge, within the config TTL
+		mu.Lock()
+		armed = true
+		mu.Unlock()
+		releaseJob(t, a1)
+		releaseJob(t, a2)
+
+		require.NoError(t, <-done, b.Out.String())
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, 1, fired, "b's admission write raced the upgrade")
+		assert.Equal(t, "true", b.Outputs()["acquired"])
+		assert.Equal(t, "pro-1", b.Outputs()["seat"], "admitted to a named seat, not anonymously")
+		for _, h := range w.State().Holders {
+			assert.NotEmpty(t, h.Seat, "%s holds a named seat", h.HolderID)
+		}
+	})
 }
