@@ -50,27 +50,27 @@ func (s *State) NoteHold(now time.Time, held time.Duration) {
 // TypicalHold is the median of the holds logged within HoldLogWindow of
 // now; ok is false with fewer than two.
 func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
-	typical, _, ok := s.HoldRange(now)
-	return typical, ok
+	typical, _, n := s.HoldRange(now)
+	return typical, n >= 2
 }
 
-// HoldRange is the median and the shortest of the holds logged within
-// HoldLogWindow of now; ok is false with fewer than two. A waiter forecasts
-// the release of a short hold from them (internal/actions/acquire,
-// handwindow.go): the shortest bounds how early the next may end, and its
-// distance to the median how far the holds spread.
-func (s *State) HoldRange(now time.Time) (typical, shortest time.Duration, ok bool) {
+// HoldRange is the median and the shortest of the n holds logged within
+// HoldLogWindow of now (both 0 when n is 0). A waiter forecasts the release
+// of a short hold from them (internal/actions/acquire, handwindow.go): the
+// shortest bounds how early the next may end, and its distance to the
+// median how far the holds spread.
+func (s *State) HoldRange(now time.Time) (typical, shortest time.Duration, n int) {
 	var holds []time.Duration
 	for _, h := range s.RecentHolds {
 		if t, ok := ParseStateTime(h.At); ok && now.Sub(t) < HoldLogWindow {
 			holds = append(holds, time.Duration(h.HeldMs)*time.Millisecond)
 		}
 	}
-	if len(holds) < 2 {
-		return 0, 0, false
+	if len(holds) == 0 {
+		return 0, 0, 0
 	}
 	slices.Sort(holds)
-	return holds[len(holds)/2], holds[0], true
+	return holds[len(holds)/2], holds[0], len(holds)
 }
 
 // decodeRecentHolds reads the optional top-level recentHolds array. Fail

@@ -54,16 +54,20 @@ func TestHoldRangeIsTheMedianAndTheShortestOfTheWindow(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	s := Empty(testLock)
-	s.NoteHold(now.Add(-HoldLogWindow), 2*time.Second) // leaves the window at now
+	_, _, n := s.HoldRange(now)
+	assert.Zero(t, n)
+	s.NoteHold(now.Add(-HoldLogWindow), 2*time.Second) // out of the window at now
 	s.NoteHold(now, 9*time.Second)
-	_, _, ok := s.HoldRange(now)
-	assert.False(t, ok, "one hold in the window says nothing of their spread")
+	typical, shortest, n := s.HoldRange(now)
+	assert.Equal(t, 1, n, "the hold older than the window is not counted")
+	assert.Equal(t, 9*time.Second, typical)
+	assert.Equal(t, 9*time.Second, shortest)
 	s.NoteHold(now, 5*time.Second)
 	s.NoteHold(now, 6*time.Second)
-	typical, shortest, ok := s.HoldRange(now)
-	require.True(t, ok)
+	typical, shortest, n = s.HoldRange(now)
+	assert.Equal(t, 3, n)
 	assert.Equal(t, 6*time.Second, typical)
-	assert.Equal(t, 5*time.Second, shortest, "the hold that left the window is not the shortest")
+	assert.Equal(t, 5*time.Second, shortest)
 }
 
 func TestRecentHoldsRoundTripAtEverySchema(t *testing.T) {

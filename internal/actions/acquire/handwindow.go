@@ -16,7 +16,8 @@ import (
 // (lockstate.RecentHold, from the job's notice), and each holder's
 // acquiredAt is when its seat was handed, so the earliest its release can
 // land is acquiredAt plus the shortest logged hold, less twice the holds'
-// spread, plus what the release needs besides the hold: the holder's read
+// spread (a quarter of it while one is logged), plus what the release
+// needs besides the hold: the holder's read
 // that notices the seat, its release's read and its write, three round
 // trips at least (handLeadReads). The waiter sleeps until then and reads
 // back to back through that lead, then slower the later the release is
@@ -38,7 +39,7 @@ const (
 )
 
 // handWindow fills sch's hand window from s at now: for a fast rank, with
-// every seat held, two or more holds logged, the median shorter than
+// every seat held, a hold logged, the median shorter than
 // MinForecastHold × poll-seconds and a measured round trip. A rank below
 // the seats waits for the (Rank+1)-th release; a fast rank past them for
 // the release that brings it below them, plus the lead, after which it
@@ -48,11 +49,16 @@ func (q *acquirer) handWindow(s *lockstate.State, sch *Schedule, now time.Time) 
 	if sch.Rank < 0 || sch.Rank >= FastRanks(seats) || lockstate.FreeSlots(s, q.cfg) > 0 || q.rtt.min() <= 0 {
 		return
 	}
-	typical, shortest, ok := s.HoldRange(now)
-	if !ok || typical >= MinForecastHold*q.s.Poll {
+	typical, shortest, n := s.HoldRange(now)
+	if n == 0 || typical >= MinForecastHold*q.s.Poll {
 		return
 	}
 	early := shortest - 2*(typical-shortest)
+	if n == 1 {
+		// One hold says nothing of their spread: from three quarters of
+		// it, as the long-hold forecast does at the least (forecast.go).
+		early = shortest - shortest/minMarginDivisor
+	}
 	if early <= 0 {
 		// Holds too unalike to say when the next ends.
 		return

@@ -64,8 +64,12 @@ func TestHandWindowForecastsAShortHoldsReleaseFromTheLog(t *testing.T) {
 	assert.Equal(t, 4750*ms, window(two, 1, 2).UntilHand, "rank 1: the second")
 	q.cfg.MaxHolders = 1
 
+	one := window(shortHolds(holdersAt(0), 4*s), 0, 1)
+	require.True(t, one.HandWindow, "one logged hold")
+	assert.Equal(t, 3*s+750*ms-2*s, one.UntilHand, "from three quarters of it: one hold says nothing of their spread")
+
 	for name, st := range map[string]*lockstate.State{
-		"one logged hold":                      shortHolds(holdersAt(0), 5*s),
+		"no logged hold":                       shortHolds(holdersAt(0)),
 		"holds of a minute":                    shortHolds(holdersAt(0), time.Minute, time.Minute),
 		"holds too unalike":                    shortHolds(holdersAt(0), s, 5*s, 5*s),
 		"a free seat is taken, not waited for": shortHolds(nil, 5*s, 5*s),

@@ -221,3 +221,34 @@ func TestStaleReadSkipsAtMostThreeReadsInARow(t *testing.T) {
 	assert.False(t, q.staleRead(noTime), "no updatedAt: decided on")
 	assert.False(t, (&acquirer{}).staleRead(at(-time.Hour)), "nothing decided on yet")
 }
+
+// TestALostJoinPollsAtTheRankItWouldTake: a job with no entry whose write
+// lost its race polls at the rank its join would take (inserted by
+// arrival), not as a rank unknown at poll-seconds (bench handoff: 15-20 s
+// asleep while a seat sat free).
+func TestALostJoinPollsAtTheRankItWouldTake(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	st := lockstate.Empty("seats")
+	for i := range 2 {
+		id := fmt.Sprintf("acme/game:%d:build:default", 10+i)
+		st.Holders = append(st.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: id, Repository: "acme/game", RunID: fmt.Sprint(10 + i), RunAttempt: "1", QueuedAt: lockstate.FormatTime(now)},
+			AcquiredAt: lockstate.FormatTime(now), ExpiresAt: lockstate.FormatTime(now.Add(time.Hour))})
+	}
+	for i := range 2 {
+		id := fmt.Sprintf("acme/game:%d:build:default", 20+i)
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: id, Repository: "acme/game", RunID: fmt.Sprint(20 + i), RunAttempt: "1", QueuedAt: lockstate.FormatTime(now)})
+	}
+	q := &acquirer{cfg: lockstate.Config{MaxHolders: 2}, id: lockstate.Identity{HolderID: "acme/game:30:build:default", Repository: "acme/game", Workflow: "Unity", Job: "build",
+		RunID: "30", RunAttempt: "1", RunURL: "https://github.com/acme/game/actions/runs/30"}, s: Settings{Lease: time.Hour}}
+	assert.Equal(t, -1, q.pollRank(st, now), "a job that has not tried to join has no rank")
+	q.conflictStreak = 1
+	assert.Equal(t, 2, q.pollRank(st, now), "after a lost join: behind the two queued entries")
+	st.Queue = append(st.Queue, lockstate.Entry{HolderID: q.id.HolderID, Repository: "acme/game", RunID: "30", RunAttempt: "1", QueuedAt: lockstate.FormatTime(now)})
+	assert.Equal(t, 2, q.pollRank(st, now), "its own entry's rank once queued")
+	st.Queue = st.Queue[:2]
+	for i := range 4 {
+		st.Queue = append(st.Queue, lockstate.Entry{HolderID: fmt.Sprintf("acme/game:%d:build:default", 40+i), Repository: "acme/game", RunID: fmt.Sprint(40 + i), RunAttempt: "1", QueuedAt: lockstate.FormatTime(now)})
+	}
+	assert.Equal(t, -1, q.pollRank(st, now), "a join past the fast ranks stays unknown")
+}
