@@ -236,7 +236,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		case s.HandWindow && s.Rank < seats:
 			d, spread = handDelay(s.UntilHand, s.HandLead, unit/HandDivisor, d, base)
 		case s.HandWindow:
-			d, spread = handDelay(s.UntilHand, 0, unit, d, base)
+			d, spread = handDelay(s.UntilHand, 0, unit, pastSeatsInterval(s.Rank, seats, d, unit, base), base)
 		case s.Forecast:
 			d, spread = forecastDelay(s.UntilRelease, s.ReleaseMargin, max(unit/2, base/WindowDivisor, budget), d, base)
 		case next:
@@ -251,7 +251,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// slower per rank beyond the seats (3 s, 4.5 s, … at the
 			// defaults, at most Base), so it is still polling fast when a
 			// rank ahead of it is handed a seat.
-			d = max(d, min(base, max(unit, base/FastDivisor)*time.Duration(s.Rank-seats+2)))
+			d = pastSeatsInterval(s.Rank, seats, d, unit, base)
 			fallthrough
 		default:
 			spread = d / 3
@@ -282,8 +282,19 @@ func PollDelay(s Schedule, r float64) time.Duration {
 			// / Seats, and the fast ranks are FastRanks − Seats admissions
 			// ahead of its own turn, so a seat is handed to it while it
 			// already polls fast.
+			// With holds logged, no slower than they say (plus a unit
+			// per admission for the release and its notice):
+			// HoldEstimate falls back to the oldest holder's age before
+			// this waiter saw holds end, and one slow release (a write
+			// that lost races to a burst's joins) made a 30 s-hold queue
+			// look 40 s a turn and a far waiter sleep 8 minutes through
+			// its seat (bench burst-40x2).
+			hold := s.HoldEstimate
+			if s.LoggedHold > 0 {
+				hold = min(hold, s.LoggedHold+unit)
+			}
 			turns := int64(s.Rank + 1 - fastRanks)
-			eta := time.Duration(turns * int64(s.HoldEstimate) / int64(seats))
+			eta := time.Duration(turns * int64(hold) / int64(seats))
 			d = max(d, min(eta*TailETAPercent/100, MaxTailInterval))
 		}
 		if !s.PaceSeen && s.LoggedHold <= 0 && s.OldestHold > 0 && s.Rank >= 0 {
@@ -323,6 +334,13 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		delay = s.UntilCooldown + j
 	}
 	return delay
+}
+
+// pastSeatsInterval is the wait of a fast rank at or past the seats, whose
+// fast interval is d: one fast interval slower per rank beyond the seats,
+// at most base.
+func pastSeatsInterval(rank, seats int, d, unit, base time.Duration) time.Duration {
+	return max(d, min(base, max(unit, base/FastDivisor)*time.Duration(rank-seats+2)))
 }
 
 // fastShare is how often a fast rank may read within its share of the

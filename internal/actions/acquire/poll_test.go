@@ -42,6 +42,9 @@ func TestPollDelay(t *testing.T) {
 		{"an unknown rank takes an equal share", Schedule{Base: base, Rank: -1, Seats: 16, Queued: 1000}, 0, 5 * time.Minute},
 		{"a far waiter polls at half its expected wait", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s}, 0, 259 * s},
 		{"its interval is capped", Schedule{Base: base, Rank: 400, Seats: 2, Queued: 600, HoldEstimate: time.Hour}, 0, MaxTailInterval},
+		// 70% of 37 turns × (30 s + 1 s) / 2 seats, not of 37 × 40 s / 2.
+		{"no slower than the logged holds say", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 40 * s, LoggedHold: 30 * s}, 0, 401450 * time.Millisecond},
+		{"a shorter estimate stands", Schedule{Base: base, Rank: 40, Seats: 2, Queued: 60, HoldEstimate: 20 * s, LoggedHold: 30 * s}, 0, 259 * s},
 		{"the tail budget scales with apiShare", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 0.5}, 0, 532142 * time.Millisecond},
 		{"so does the fast budget", Schedule{Base: base, Rank: 4, Seats: 64, Queued: 200, Share: 0.5}, 0, 10866 * time.Millisecond},
 		{"a share above one is the whole", Schedule{Base: base, Rank: 150, Seats: 16, Queued: 1000, Share: 2}, 0, 266071 * time.Millisecond},
@@ -104,6 +107,7 @@ func TestPollDelay(t *testing.T) {
 		{"while a burst churns the state too", Schedule{Base: base, Rank: 0, Seats: 1, Queued: 40, OldestHold: 5 * s, Burst: true, HandWindow: true, UntilHand: -s / 2, HandLead: 750 * time.Millisecond}, 0, 10 * time.Millisecond},
 		{"a fast rank past the seats sleeps until its turn has come", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 5, OldestHold: s, HandWindow: true, UntilHand: 3 * s}, 0, 3 * s},
 		{"then reads every unit, slower by an eighth of the time overdue", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -s / 2}, 0, 1062500 * time.Microsecond},
+		{"never slower than its rank's interval", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 5, OldestHold: 5 * s, HandWindow: true, UntilHand: -time.Minute}, 0, 3 * s},
 		{"and is capped like any far waiter", Schedule{Base: base, Rank: 5000, Seats: 1, Queued: 10, LoggedHold: 10 * s}, 0, MaxTailInterval},
 		{"the fast ranks ignore the log", Schedule{Base: base, Rank: 1, Seats: 1, Queued: 11, LoggedHold: 5 * s}, 0, 3 * s},
 	}
