@@ -23,8 +23,9 @@ import (
 type RecentHold struct {
 	// At is when the release was decided (canonical timestamp).
 	At string
-	// HeldMs is the hold in milliseconds: the release's time less the time
-	// its acquire saw itself admitted.
+	// HeldMs is the hold in milliseconds: the start of the release less
+	// the time its acquire saw itself admitted (a release's lost races
+	// are not the job's use of the seat).
 	HeldMs int64
 }
 

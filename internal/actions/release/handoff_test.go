@@ -259,3 +259,24 @@ func TestReleaseLogsTheHoldFromItsNotice(t *testing.T) {
 		assert.Len(t, w.State().RecentHolds, 2, "no marker, no logged hold")
 	})
 }
+
+// TestALostReleaseRaceIsNotLoggedAsHold (docs/performance.md §17): the hold
+// a release logs ends where its release started, not at the round that
+// landed. A release whose first write lost its race (here to a lagging
+// read) logged its retries as seat use, and during a burst's paced joins a
+// 5 s hold was logged as 16 s: waiters paced by it slept through the seats
+// handed to them.
+func TestALostReleaseRaceIsNotLoggedAsHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, a, _, done := holderAndWaiter(t, `{"maxHolders":1,"runnerSerialization":true}`, 3)
+		time.Sleep(7 * time.Second)
+		w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: "/repos/acme/build-lock/contents/" + actiontest.StatePath, Kind: emulator.StaleRead, StaleVersions: 1, Count: 1})
+		a.Input("resource-cleanup-status", "confirmed")
+		started := time.Now()
+		require.NoError(t, rel(a))
+		require.Greater(t, time.Since(started), time.Second, "the release's first write lost its race and waited a conflict delay")
+		require.Len(t, w.State().RecentHolds, 1)
+		assert.InDelta(t, 8000, w.State().RecentHolds[0].HeldMs, 100, "a held from its notice to its release's start")
+		require.NoError(t, <-done)
+	})
+}

@@ -315,8 +315,12 @@ func (r *releaser) cleanup(ctx context.Context, st *store.Store, cfg lockstate.C
 			}
 			if d.Released && haveNoticed {
 				// How long this job used the seat, from its acquire's
-				// notice: the pace waiters poll by (lockstate.RecentHold).
-				next.NoteHold(now, now.Sub(noticed))
+				// notice to this release's start: the pace waiters poll
+				// by (lockstate.RecentHold). Not to this round: a release
+				// whose writes lost races to a burst's joins logged 16 s
+				// for a 5 s hold, and waiters paced by it slept through
+				// seats handed to them (docs/performance.md §17).
+				next.NoteHold(now, r.start.Sub(noticed))
 			}
 			*s = *next
 			return nil
