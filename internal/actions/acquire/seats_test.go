@@ -2,8 +2,6 @@ package acquire_test
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -207,36 +205,26 @@ func TestAnAdmissionRoundOnAnUpgradedStateReadsTheConfigAgain(t *testing.T) {
 			armed bool
 			fired int
 		)
-		d := b.Deps()
-		api := d.Transport
-		d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/locks/seats.json") {
-				mu.Lock()
-				fire := armed
-				armed = false
-				if fire {
-					fired++
-				}
-				mu.Unlock()
-				if fire {
-					// The operator names the seats, and a job with the new
-					// config is admitted first: its write upgrades the
-					// state to schema 6.
-					w.SetConfig(seatsConfig)
-					c := w.NewJob("upgrader", "runner-d").Input("seat-labels", "plus")
-					assert.NoError(t, run(context.Background(), c), c.Out.String())
-					assert.Equal(t, 6, w.State().SchemaVersion)
-				}
-			}
-			return api.RoundTrip(req)
-		})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- runDeps(ctx, d) }()
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits, on a config snapshot naming no seats")
+		done := startQueuedWithPutHook(ctx, t, w, b, func() {
+			mu.Lock()
+			fire := armed
+			armed = false
+			if fire {
+				fired++
+			}
+			mu.Unlock()
+			if fire {
+				// The operator names the seats, and a job with the new
+				// config is admitted first: its write upgrades the state
+				// to schema 6.
+				w.SetConfig(seatsConfig)
+				c := w.NewJob("upgrader", "runner-d").Input("seat-labels", "plus")
+				assert.NoError(t, run(context.Background(), c), c.Out.String())
+				assert.Equal(t, 6, w.State().SchemaVersion)
+			}
+		})
 
 		time.Sleep(time.Minute) // the snapshot is older than staleConfigAge, within the config TTL
 		mu.Lock()

@@ -173,31 +173,21 @@ func TestALostAdmissionRaceIsNotDecidedOnAnOlderRead(t *testing.T) {
 			armed bool
 			puts  []time.Time
 		)
-		d := b.Deps()
-		api := d.Transport
-		d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/locks/seats.json") {
-				mu.Lock()
-				if armed {
-					puts = append(puts, time.Now())
-				}
-				if armed && len(puts) == 1 {
-					// Another job's commit lands first, and the next read
-					// is served the version before the seat was freed.
-					seedJoin(w, 901)
-					w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 2, Count: 1})
-				}
-				mu.Unlock()
-			}
-			return api.RoundTrip(req)
-		})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- runDeps(ctx, d) }()
-		time.Sleep(time.Second)
-		synctest.Wait()
-		require.Equal(t, 1, lockstate.QueuePosition(w.State(), b.HolderID()), "b waits for the held seat")
+		done := startQueuedWithPutHook(ctx, t, w, b, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed {
+				puts = append(puts, time.Now())
+			}
+			if armed && len(puts) == 1 {
+				// Another job's commit lands first, and the next read
+				// is served the version before the seat was freed.
+				seedJoin(w, 901)
+				w.Em.AddFault(emulator.Fault{Method: "GET", PathPattern: statePathPattern, Kind: emulator.StaleRead, StaleVersions: 2, Count: 1})
+			}
+		})
 
 		// The holder leaves: b's next read finds the seat free.
 		mu.Lock()
@@ -221,4 +211,25 @@ func TestALostAdmissionRaceIsNotDecidedOnAnOlderRead(t *testing.T) {
 		// ms), not a poll interval on top.
 		assert.Less(t, puts[1].Sub(puts[0]), 1500*time.Millisecond)
 	})
+}
+
+// startQueuedWithPutHook runs j's acquire with hook called before each of
+// its lock-state writes is sent, and returns once j waits first in the
+// queue; ctx ends the run, whose result done carries.
+func startQueuedWithPutHook(ctx context.Context, t *testing.T, w *actiontest.World, j *actiontest.Job, hook func()) (done <-chan error) {
+	t.Helper()
+	d := j.Deps()
+	api := d.Transport
+	d.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/contents/"+actiontest.StatePath) {
+			hook()
+		}
+		return api.RoundTrip(req)
+	})
+	ch := make(chan error, 1)
+	go func() { ch <- runDeps(ctx, d) }()
+	time.Sleep(time.Second)
+	synctest.Wait()
+	require.Equal(t, 1, lockstate.QueuePosition(w.State(), j.HolderID()), "%s waits first in the queue", j.Name)
+	return ch
 }
