@@ -377,13 +377,13 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 // pollRank is the admissible rank the poll schedule paces this run by: its
 // own in s, or, for a run with no entry whose last write lost its race, the
 // rank its join would take in s (inserted by arrival, so the lost race
-// costs no place) when that is a fast rank. A farther one stays unknown: a
-// rank-based tail interval grows to 8 × poll-seconds, and a queue that
-// moves at once (an upgrade's drain ending) would pass it asleep. Paced as a rank unknown it polled at poll-seconds and
-// more, a tail waiter's interval: in bench handoff (6 jobs arriving within
-// 2 s on 2 seats) a job that lost three joins in a row slept 15-20 s while
-// a seat sat free, the handoff's p95 of 11.5-14.8 s in three seed sets of
-// six.
+// costs no place) when that is a fast rank. Paced as a rank unknown, at
+// poll-seconds and more, a job of bench handoff (6 jobs arriving within 2 s
+// on 2 seats) that lost three joins in a row slept 15-20 s while a seat sat
+// free: the handoff's p95 reached 12-15 s in two or three seed sets of six.
+// A farther rank stays unknown: a rank-based tail interval grows to
+// 8 × poll-seconds, and a queue that moves at once (an upgrade's drain
+// ending) would pass it asleep.
 func (q *acquirer) pollRank(s *lockstate.State, now time.Time) int {
 	rank := admissibleRank(s, q.cfg, q.id.HolderID)
 	if rank >= 0 || q.conflictStreak == 0 || lockstate.QueuePosition(s, q.id.HolderID) > 0 {
