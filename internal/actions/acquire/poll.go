@@ -203,18 +203,11 @@ func PollDelay(s Schedule, r float64) time.Duration {
 	if r < 0 || r >= 1 {
 		r = 0
 	}
-	unit := s.Unit
-	if unit <= 0 {
-		unit = time.Second
-	}
+	unit, share := s.unit(), s.share()
 	base := max(s.Base, unit)
 	seats := max(s.Seats, 1)
 	fastSlots := min(seats, MaxFastSlots)
 	fastRanks := FastRanks(seats)
-	share := s.Share
-	if share <= 0 || share > 1 {
-		share = 1
-	}
 	var d, spread time.Duration
 	if s.Rank >= 0 && s.Rank < fastRanks {
 		d = max(unit, base/FastDivisor)
@@ -272,8 +265,7 @@ func PollDelay(s Schedule, r float64) time.Duration {
 		// rank of a 40-job queue sleep 12 s on 5 s holds.
 		budget := time.Duration(float64(s.Queued) * 60 * float64(unit) / (TailBudgetPerMinute * share))
 		if n := s.Queued - fastRanks; s.Rank >= fastRanks && n > 0 {
-			k := min(s.Rank-fastRanks+1, n)
-			budget = time.Duration(float64(k) * harmonic(n) * 60 * float64(unit) / (TailBudgetPerMinute * share))
+			budget = rankShare(min(s.Rank-fastRanks+1, n), n, unit, TailBudgetPerMinute, share)
 		}
 		d = max(d, budget)
 		if s.HoldEstimate > 0 && s.Rank >= 0 {
@@ -354,17 +346,32 @@ func fastShare(s Schedule) time.Duration {
 	if s.Queued <= 0 || s.Rank < 0 || s.Rank >= fastRanks {
 		return 0
 	}
-	unit := s.Unit
-	if unit <= 0 {
-		unit = time.Second
-	}
-	share := s.Share
-	if share <= 0 || share > 1 {
-		share = 1
-	}
 	n := min(fastRanks, s.Queued)
-	r := min(s.Rank, n-1)
-	return time.Duration(float64(r+1) * harmonic(n) * 60 * float64(unit) / (FastBudgetPerMinute * share))
+	return rankShare(min(s.Rank, n-1)+1, n, s.unit(), FastBudgetPerMinute, s.share())
+}
+
+// rankShare is how often the k-th of n waiters sharing perMinute reads a
+// minute (60 units) by rank may read: the k-th gets a 1/k share (harmonic
+// weights), k × H(n) × 60 units / (perMinute × share), and the shares sum
+// to perMinute × share.
+func rankShare(k, n int, unit time.Duration, perMinute, share float64) time.Duration {
+	return time.Duration(float64(k) * harmonic(n) * 60 * float64(unit) / (perMinute * share))
+}
+
+// unit is Unit, or a second when unset.
+func (s Schedule) unit() time.Duration {
+	if s.Unit <= 0 {
+		return time.Second
+	}
+	return s.Unit
+}
+
+// share is Share, or the whole budget when unset or above 1.
+func (s Schedule) share() float64 {
+	if s.Share <= 0 || s.Share > 1 {
+		return 1
+	}
+	return s.Share
 }
 
 // handDelay is a fast rank's wait around a short hold's release due in
