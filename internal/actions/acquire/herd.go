@@ -27,8 +27,9 @@ import (
 //     began averages the App's arrivals (windowRate). Only a herd arriving
 //     at herdEngageRate × apiShare jobs a second or faster is paced;
 //     a lone job, or a few jobs seconds apart, write at once as before. A
-//     job whose first write lost its race reads the log again
-//     (planHerd): a lagging replica may have hidden the burst.
+//     job whose first write lost its race reads the log again, and the
+//     installation's count over its answers so far (herdRate): a lagging
+//     replica may have hidden the burst, or the job was among its first.
 //   - Ordered without a conversation: the App JWT's count at a job's token
 //     mint is its arrival ticket. Each first write logs its ticket in the
 //     state (lockstate.RecentArrival), so a waiting job counts exactly the
@@ -69,6 +70,10 @@ const (
 	// herdRequestsPerArrival is the App JWT requests each starting job
 	// makes (installation lookup and token mint): the ticket step.
 	herdRequestsPerArrival = 2
+	// herdInstallationRequestsPerArrival is the installation-token
+	// requests each starting job makes before its first write (config and
+	// state reads): installationRate's step.
+	herdInstallationRequestsPerArrival = 2
 	// herdFirstWave is how long after a burst starts its first write is
 	// visible to the others (lookup, mint, config read, state read, write:
 	// about 1.5 s); the first wave spreads over its expected size.
@@ -117,33 +122,58 @@ type ticket struct {
 // It is 0 unless others sent at least herdMinOthers requests, one of them
 // an App JWT request (a job starting): waiters' reads alone are no burst.
 func burstRate(samples []ghclient.UsageSample) float64 {
-	var others, appOthers, span float64
-	for _, app := range []bool{true, false} {
-		prev := -1
-		for i, s := range samples {
-			if s.App != app {
-				continue
-			}
-			if prev >= 0 && samples[prev].Reset == s.Reset && s.At.After(samples[prev].At) {
-				d := s.Used - samples[prev].Used
-				if s.Charged {
-					d--
-				}
-				if d > 0 {
-					others += float64(d)
-					if app {
-						appOthers += float64(d)
-					}
-				}
-				span += s.At.Sub(samples[prev].At).Seconds()
-			}
-			prev = i
-		}
-	}
+	appOthers, appSpan := othersBetween(samples, true)
+	instOthers, instSpan := othersBetween(samples, false)
+	others, span := appOthers+instOthers, appSpan+instSpan
 	if others < herdMinOthers || appOthers < herdMinAppOthers || span <= 0 {
 		return 0
 	}
 	return others / herdRequestsPerArrival / span
+}
+
+// othersBetween sums, over consecutive samples of one bucket (the App
+// JWT's when app, else the installation's) in one rate-limit window, how
+// far the count rose beyond this job's own charged answer, and the time
+// those pairs span.
+func othersBetween(samples []ghclient.UsageSample, app bool) (others, span float64) {
+	prev := -1
+	for i, s := range samples {
+		if s.App != app {
+			continue
+		}
+		if prev >= 0 && samples[prev].Reset == s.Reset && s.At.After(samples[prev].At) {
+			d := s.Used - samples[prev].Used
+			if s.Charged {
+				d--
+			}
+			if d > 0 {
+				others += float64(d)
+			}
+			span += s.At.Sub(samples[prev].At).Seconds()
+		}
+		prev = i
+	}
+	return others, span
+}
+
+// installationRate estimates how many jobs a second are starting from how
+// fast the installation's count rose between this job's answers so far
+// (every request any token of the installation sends is counted in one
+// primary rate limit, and GitHub reports that count as x-ratelimit-used on
+// every answer), at herdInstallationRequestsPerArrival requests an arrival
+// (each starting job reads the config and the state). It counts every
+// other request, waiters' polls included, so it reads high; that is why
+// only a job whose first write lost its race consults it (planHerd), and
+// why the engage rate it must reach (herdEngageRate × apiShare arrivals, so
+// 13.2 requests a second at apiShare 1) stays above all that one lock's
+// waiters may read (the fast and tail read budgets, 500 a minute × apiShare:
+// 8.3 a second).
+func installationRate(samples []ghclient.UsageSample) float64 {
+	others, span := othersBetween(samples, false)
+	if span <= 0 {
+		return 0
+	}
+	return others / herdInstallationRequestsPerArrival / span
 }
 
 // mintTicket is the ticket of the last App JWT answer so far (the token
@@ -311,26 +341,47 @@ func (p *herdPlan) lost(now time.Time, share float64, jitter func() float64) {
 
 // planHerd decides on a read of s, before this job's first write, whether
 // it paces that write (nil when not: no burst, or no ticket to order it by).
-//
-// At the first read (first) the job's first answers count as well
-// (burstRate); later, only the arrival log does: the answers of a job that
-// has waited span its waits, and other waiters' reads in them would read as
-// arrivals.
 func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 	if q.client == nil || q.ticket == nil {
 		return nil
 	}
-	var rate float64
-	if first {
-		rate = burstRate(q.client.Usage())
-	}
-	if !engages(rate, q.cfg.Share()) {
-		rate = max(rate, logRate(s, *q.ticket, q.now()), windowRate(*q.ticket))
-	}
+	rate := herdRate(first, q.client.Usage(), s, *q.ticket, q.now(), q.cfg.Share())
 	if !engages(rate, q.cfg.Share()) {
 		return nil
 	}
 	return &herdPlan{rate: rate, t: *q.ticket, start: q.now()}
+}
+
+// herdRate is the others' arrival rate a job's pacing decision reads, on a
+// lock whose jobs may use share of the App's limits.
+//
+// At the first read (first) the job's first answers count (burstRate),
+// then the arrival log (logRate) and the App's window (windowRate). Later,
+// planHerd is asked again only for a job whose first write lost its race
+// (in the write round that lost, and on the loop's next reads), and the
+// job's answers since it started span its waits, so other waiters' reads
+// in them would read as arrivals: the log and the window decide, and the
+// installation's count (installationRate) only at the engage rate's
+// installation requests. That last one reaches the first jobs of a burst
+// answered fast (bench burst-40x4-fast: 80 ms answers): their first answers
+// come too close together to show the burst, their tickets are too early
+// for the log or the window to show it, and three of their unpaced first
+// writes lose in a row. Unpaced, such a job then polls as a rank unknown,
+// poll-seconds and more, while every paced job behind it counts it as an
+// arrival ahead and keeps a slot free for it: the seats freed in the
+// burst's first seconds sat empty for 15-18 s (docs/performance.md §19).
+func herdRate(first bool, samples []ghclient.UsageSample, s *lockstate.State, t ticket, now time.Time, share float64) float64 {
+	var rate float64
+	if first {
+		rate = burstRate(samples)
+	}
+	if !engages(rate, share) {
+		rate = max(rate, logRate(s, t, now), windowRate(t))
+	}
+	if !first && !engages(rate, share) {
+		rate = max(rate, installationRate(samples))
+	}
+	return rate
 }
 
 // logRate estimates how many jobs a second started around this one from

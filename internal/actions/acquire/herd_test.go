@@ -241,3 +241,77 @@ func TestHerdSlotCountsAnOldWriteAboveAYoungerLowerTicket(t *testing.T) {
 		logged(now.Add(-20*time.Second), 102), logged(now.Add(-10*time.Second), 104))
 	assert.Equal(t, now.Add(-10*time.Second+2*w), p.slot(st, 1, now), "108 alone is ahead: 106 wrote")
 }
+
+// laterAnswers are a job's two App JWT answers (no other job's request
+// between them) followed by its installation-token answers 500 ms apart
+// over 4 s (reads and lost writes), with instPerSecond other installation
+// requests a second counted between them.
+func laterAnswers(instPerSecond int64) []ghclient.UsageSample {
+	s := firstAnswers(0, 0)[:2]
+	used, at := int64(500), s[1].At
+	for i := range 9 {
+		if i > 0 {
+			used += 1 + instPerSecond/2
+		}
+		at = at.Add(500 * time.Millisecond)
+		s = append(s, ghclient.UsageSample{At: at, Used: used, Reset: 1700003600, Charged: true})
+	}
+	return s
+}
+
+func TestInstallationRateCountsOthersRequestsTwoAnArrival(t *testing.T) {
+	t.Parallel()
+	assert.Zero(t, installationRate(nil))
+	assert.Zero(t, installationRate(firstAnswers(9, 0)), "the App JWT's count is not the installation's")
+	assert.InDelta(t, 10.0, installationRate(laterAnswers(20)), 1e-9, "20 other requests a second: 10 jobs starting")
+	s := laterAnswers(20)
+	for i := 6; i < len(s); i++ {
+		s[i].Reset++ // the window turned: the pair across it does not count
+		s[i].Used -= 1000
+	}
+	assert.InDelta(t, 10.0, installationRate(s), 1e-9)
+	s = laterAnswers(20)
+	s[6].Charged = false // a 304: nothing of this job's own in the rise
+	assert.Greater(t, installationRate(s), 10.0)
+}
+
+// herdRate's signals by when a job asks: its first read reads its first
+// answers (burstRate), the arrival log and the App's window; a job whose
+// first write lost its race (first false) reads the log and the window
+// again and, if they show nothing, the installation's count over all its
+// answers, which engages only at twice the engage rate's requests: above
+// all one lock's waiters may read (8.3 a second at apiShare 1).
+func TestHerdRateReadsTheInstallationOnlyAfterALostFirstWrite(t *testing.T) {
+	t.Parallel()
+	now := herdT0.Add(5 * time.Second)
+	tk := ticket{window: 1700003600, count: 104, at: herdT0.Add(250 * time.Millisecond)}
+	empty := arrivalsState(now)
+	for _, tc := range []struct {
+		name    string
+		first   bool
+		samples []ghclient.UsageSample
+		share   float64
+		paced   bool
+	}{
+		{"first read, a burst in the first answers", true, firstAnswers(5, 5), 1, true},
+		{"first read, nothing in the first answers: the installation's count is not read", true, laterAnswers(40), 1, false},
+		{"lost first write in a 20-request-a-second installation (bench burst-40x4-fast)", false, laterAnswers(20), 1, true},
+		{"lost first write among one lock's waiters at their full read budgets", false, laterAnswers(8), 1, false},
+		{"lost first write in bench handoff (at most 6.7 other requests a second)", false, laterAnswers(6), 1, false},
+		{"lost first write at apiShare 0.25: a quarter of the requests engage", false, laterAnswers(4), 0.25, true},
+		{"lost first write, a quiet installation", false, laterAnswers(0), 1, false},
+	} {
+		rate := herdRate(tc.first, tc.samples, empty, tk, now, tc.share)
+		assert.Equal(t, tc.paced, engages(rate, tc.share), "%s (rate %.2f)", tc.name, rate)
+	}
+	// The log decides first when it shows the burst.
+	var log []lockstate.RecentArrival
+	for i := range 8 {
+		a := logged(now.Add(time.Duration(i-10)*100*time.Millisecond), int64(80+2*i))
+		a.Minted = a.At
+		log = append(log, a)
+	}
+	busyLog := arrivalsState(now, log...)
+	require.True(t, engages(logRate(busyLog, tk, now), 1))
+	assert.InDelta(t, logRate(busyLog, tk, now), herdRate(false, laterAnswers(40), busyLog, tk, now, 1), 1e-9)
+}
