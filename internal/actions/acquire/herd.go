@@ -106,6 +106,18 @@ const (
 	// 2-4 s longer; on burst-20-quarter-limits all three answer 0 secondary
 	// limits over the seed sets measured (docs/performance.md §13).
 	herdMaxHeadReads = 1
+	// herdMaxBackoffHalfSlots caps a lost paced write's random backoff
+	// at this many half slots (3.1 s at apiShare 1). Most of a paced
+	// burst's lost first writes lose to a release, not to another first
+	// write (26 of 35 in bench burst-40x4, docs/performance.md §18), and
+	// the release that won has landed: doubling on to 15 half slots (15.5
+	// s) after the fourth loss left the loser's slot, and the seat a
+	// release freed for it, empty, while every later ticket kept counting
+	// it as ahead. Measured over 18 seed sets of burst-40x4
+	// (docs/performance.md §20): uncapped, p95 8.0-10.6 s, max 28.7 s,
+	// peak 59-70 writes a minute; capped at 3, 6.8-9.3 s, 13.0 s and
+	// 62-68; at 2, 7.0-9.7 s but peaks of 73 and 75.
+	herdMaxBackoffHalfSlots = 3
 )
 
 // ticket is a job's arrival ticket: the App JWT bucket's count at its token
@@ -331,11 +343,12 @@ func (p *herdPlan) sleep(at, now time.Time, share float64) time.Duration {
 
 // lost records a lost compare-and-swap race of the first write: the next
 // try waits 100-400 ms (a fresh read), plus up to (2^losses − 1) half slots
-// drawn at random.
+// drawn at random, at most herdMaxBackoffHalfSlots of them.
 func (p *herdPlan) lost(now time.Time, share float64, jitter func() float64) {
 	p.losses++
 	b := 100*time.Millisecond + time.Duration(jitter()*float64(300*time.Millisecond))
-	b += time.Duration(jitter() * float64(int64(1)<<min(p.losses, 4)-1) * float64(herdSlotLength(share)) / 2)
+	halves := min(int64(1)<<min(p.losses, 4)-1, herdMaxBackoffHalfSlots)
+	b += time.Duration(jitter() * float64(halves) * float64(herdSlotLength(share)) / 2)
 	p.backoff = now.Add(b)
 }
 

@@ -142,10 +142,18 @@ func TestHerdSlotIsBoundedAndBacksOff(t *testing.T) {
 	st = arrivalsState(later, logged(later.Add(-time.Second), 100))
 	assert.Equal(t, limit, p.slot(st, 1, later))
 
-	// A lost race: at least 100 ms, at most 400 ms + (2^losses − 1) half slots.
+	// A lost race: at least 100 ms, at most 400 ms + (2^losses − 1) half
+	// slots, and never more than herdMaxBackoffHalfSlots of them.
 	q := &herdPlan{rate: 10, t: ticket{window: 1700003600, count: 120}, start: herdT0}
 	q.lost(now, 1, func() float64 { return 1 })
 	assert.Equal(t, now.Add(400*time.Millisecond+w/2), q.backoff)
+	q.lost(now, 1, func() float64 { return 1 })
+	assert.Equal(t, now.Add(400*time.Millisecond+3*w/2), q.backoff, "the second loss: up to 3 half slots")
+	for range 4 {
+		q.lost(now, 1, func() float64 { return 1 })
+	}
+	assert.Equal(t, now.Add(400*time.Millisecond+herdMaxBackoffHalfSlots*w/2), q.backoff,
+		"the sixth loss waits no longer than the second: the race was most likely lost to a release that has landed")
 	q.lost(now, 1, func() float64 { return 0 })
 	assert.Equal(t, now.Add(100*time.Millisecond), q.backoff)
 	assert.Equal(t, now.Add(100*time.Millisecond), q.slot(arrivalsState(herdT0.Add(-time.Hour)), 1, now.Add(-time.Second)), "the backoff outlasts an earlier slot")
