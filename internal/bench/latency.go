@@ -42,6 +42,13 @@ func latencyWorkloads() []Workload {
 		Description: "40 jobs 0.1 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are",
 		Jobs:        evenlySpaced(40, 100*time.Millisecond, 5*time.Second),
 	}
+	// slow is x4 arriving at 2 jobs a second: too slow for the pacing's
+	// engage rate, fast enough that the joins and the releases' handoffs
+	// outrun the budget (docs/performance.md §22).
+	slow := x4
+	slow.Name = "burst-40x4-slow"
+	slow.Description = "40 jobs 0.5 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are: 2 arrivals a second, below the pacing's engage rate, whose writes still outrun the budget"
+	slow.Jobs = evenlySpaced(40, 500*time.Millisecond, 5*time.Second)
 	// fast is wl answered at FastLatency, over 4 seeds: a job's first
 	// answers come too close together to show a burst in their counts
 	// (docs/performance.md §14).
@@ -55,6 +62,7 @@ func latencyWorkloads() []Workload {
 		x4,
 		fast(quarter, "burst-20-quarter-fast"),
 		fast(x4, "burst-40x4-fast"),
+		slow,
 		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",

@@ -106,6 +106,24 @@ const (
 	// 2-4 s longer; on burst-20-quarter-limits all three answer 0 secondary
 	// limits over the seed sets measured (docs/performance.md §13).
 	herdMaxHeadReads = 1
+	// herdDemandShare, herdHoldOverhead, herdMinDemandArrivals and
+	// herdMinBlindArrivals are demandRate's: a burst is paced when the
+	// writes a minute it would make unpaced reach this share of the
+	// budget (unpaced, about two in five of a busy lock's write attempts
+	// lose a race, so 0.8 keeps the attempts near 70 a minute); a seat
+	// turns over every hold plus the admitted job's notice and its
+	// release write; the log must show at least this many arrivals, and
+	// before any hold is logged at least max(herdMinBlindArrivals, 3 ×
+	// seats).
+	herdDemandShare       = 0.8
+	herdHoldOverhead      = 1500 * time.Millisecond
+	herdMinDemandArrivals = 2
+	herdMinBlindArrivals  = 12
+	// herdDemandSpan is how far back demandRate counts the arrival log:
+	// a minute, the limit's window. Once a burst is paced, the jobs just
+	// ahead of a new arrival have not written yet, and the log's last
+	// 10 s (herdLogRateSpan) may hold none of its tickets.
+	herdDemandSpan = time.Minute
 	// herdMaxBackoffHalfSlots caps a lost paced write's random backoff
 	// at this many half slots (3.1 s at apiShare 1). Most of a paced
 	// burst's lost first writes lose to a release, not to another first
@@ -113,10 +131,13 @@ const (
 	// the release that won has landed: doubling on to 15 half slots (15.5
 	// s) after the fourth loss left the loser's slot, and the seat a
 	// release freed for it, empty, while every later ticket kept counting
-	// it as ahead. Measured over 18 seed sets of burst-40x4
-	// (docs/performance.md §20): uncapped, p95 8.0-10.6 s, max 28.7 s,
-	// peak 59-70 writes a minute; capped at 3, 6.8-9.3 s, 13.0 s and
-	// 62-68; at 2, 7.0-9.7 s but peaks of 73 and 75.
+	// it as ahead. Measured on bench burst-40x4 (docs/performance.md
+	// §20): uncapped, p95 8.0-10.6 s over 36 seed sets (10.6 in two),
+	// max 28.7 s, peak 59-70 writes a minute; capped at 3, 6.8-9.3 s over
+	// 48 sets, max 13.0 s, peak 61-73 (above 70 in two); at 5, 6.9-9.9 s
+	// and 61-76; at 2, peaks of 73 and 75 in 18 sets. The bench is not
+	// deterministic: a rerun of the same sets moves a set's peak by up to
+	// 7.
 	herdMaxBackoffHalfSlots = 3
 )
 
@@ -134,10 +155,17 @@ type ticket struct {
 // It is 0 unless others sent at least herdMinOthers requests, one of them
 // an App JWT request (a job starting): waiters' reads alone are no burst.
 func burstRate(samples []ghclient.UsageSample) float64 {
+	return burstRateAtLeast(samples, herdMinOthers)
+}
+
+// burstRateAtLeast is burstRate with minOthers for herdMinOthers: the
+// write demand (demandRate) reads slower bursts, where one other job's two
+// App JWT requests may be all that falls between a job's first answers.
+func burstRateAtLeast(samples []ghclient.UsageSample, minOthers float64) float64 {
 	appOthers, appSpan := othersBetween(samples, true)
 	instOthers, instSpan := othersBetween(samples, false)
 	others, span := appOthers+instOthers, appSpan+instSpan
-	if others < herdMinOthers || appOthers < herdMinAppOthers || span <= 0 {
+	if others < minOthers || appOthers < herdMinAppOthers || span <= 0 {
 		return 0
 	}
 	return others / herdRequestsPerArrival / span
@@ -360,7 +388,15 @@ func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 	}
 	rate := herdRate(first, q.client.Usage(), s, *q.ticket, q.now(), q.cfg.Share())
 	if !engages(rate, q.cfg.Share()) {
-		return nil
+		seen := rate
+		if first {
+			seen = max(seen, burstRateAtLeast(q.client.Usage(), herdMinAppOthers))
+		}
+		r, paced := demandRate(s, *q.ticket, q.now(), seen, q.cfg.MaxHolders, q.cfg.Share())
+		if !paced {
+			return nil
+		}
+		rate = max(r, herdEngageRate*q.cfg.Share())
 	}
 	return &herdPlan{rate: rate, t: *q.ticket, start: q.now()}
 }
@@ -417,29 +453,79 @@ func herdRate(first bool, samples []ghclient.UsageSample, s *lockstate.State, t 
 // if it came in the last seconds (bench wide and burst paced some of their
 // jobs so).
 func logRate(s *lockstate.State, t ticket, now time.Time) float64 {
-	if s == nil {
+	arrivals, span, ok := logArrivals(s, t, now, herdLogRateSpan)
+	if !ok || arrivals < herdMinLogArrivals {
 		return 0
+	}
+	return arrivals / max(span.Seconds(), 1)
+}
+
+// logArrivals counts the arrivals from the oldest ticket of the arrival log
+// minted in the last within to this job's own (herdRequestsPerArrival
+// ticket steps each), and the time since that ticket was minted; ok is
+// false when no such ticket is logged.
+func logArrivals(s *lockstate.State, t ticket, now time.Time, within time.Duration) (arrivals float64, span time.Duration, ok bool) {
+	if s == nil {
+		return 0, 0, false
 	}
 	var oldest time.Time
 	var first int64
-	found := false
 	for _, a := range s.RecentArrivals {
-		minted, ok := lockstate.ParseTime(a.Minted)
-		if !ok || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > herdLogRateSpan {
+		minted, valid := lockstate.ParseTime(a.Minted)
+		if !valid || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > within {
 			continue
 		}
-		if !found || a.Count < first {
-			oldest, first, found = minted, a.Count, true
+		if !ok || a.Count < first {
+			oldest, first, ok = minted, a.Count, true
 		}
 	}
-	if !found {
-		return 0
+	if !ok {
+		return 0, 0, false
 	}
-	arrivals := float64(t.count-first) / herdRequestsPerArrival
-	if arrivals < herdMinLogArrivals {
-		return 0
+	return float64(t.count-first) / herdRequestsPerArrival, now.Sub(oldest), true
+}
+
+// demandRate is the arrival rate of a burst too slow to engage the pacing
+// by its rate alone whose writes would still go past the budget (seen is
+// the fastest rate the job's other readings gave, each below the engage
+// rate): ok when
+// the lock's content writes a minute, were every arrival the log shows
+// (logArrivals, at least herdMinDemandArrivals) admitted as fast as the
+// seats turn over, would reach herdDemandShare of the paced budget.
+//
+// A seat turns over every hold plus herdHoldOverhead; the hold is the
+// median of the hold log (lockstate.State.TypicalHold). Before two holds
+// are logged, the oldest holder's time in its seat is the hold (a lower
+// bound: the seats turn over no faster), and only a job that counts at
+// least max(herdMinBlindArrivals, 3 × seats) arrivals decides on it:
+// beyond three rounds of the seats, arrivals that have not written will
+// queue, and a paced first write costs them no seat; a few jobs (bench
+// handoff's 6) arrive before any of them holds long.
+//
+// The rate rule alone (herdEngageRate: 6.6 jobs a second at apiShare 1)
+// let slower bursts through unpaced: 40 jobs on 4 seats with 5 s holds
+// arriving 0.25-1 s apart drew 6,141-8,125 s of secondary-limit waits per
+// 8 seeds at 97-108 write attempts a minute, since each arrival's join and
+// each release's handoff land as fast as the seats turn over, 74 writes a
+// minute before a single race is lost (docs/performance.md §22).
+func demandRate(s *lockstate.State, t ticket, now time.Time, seen float64, seats int, share float64) (float64, bool) {
+	arrivals, span, ok := logArrivals(s, t, now, herdDemandSpan)
+	if !ok || arrivals < herdMinDemandArrivals {
+		return 0, false
 	}
-	return arrivals / max(now.Sub(oldest).Seconds(), 1)
+	rate := max(seen, arrivals/max(span.Seconds(), 1))
+	h, known := s.TypicalHold(now)
+	if !known {
+		if arrivals < float64(max(herdMinBlindArrivals, 3*seats)) {
+			return 0, false
+		}
+		// No hold logged yet: the oldest holder has held at least this
+		// long, so the seats turn over no faster than that.
+		h = oldestHold(s, now)
+	}
+	turnover := float64(max(seats, 1)) / (h + herdHoldOverhead).Seconds()
+	demand := 2 * 60 * min(rate, turnover)
+	return rate, demand >= herdDemandShare*herdBudgetPerMinute*share
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its

@@ -323,3 +323,57 @@ func TestHerdRateReadsTheInstallationOnlyAfterALostFirstWrite(t *testing.T) {
 	require.True(t, engages(logRate(busyLog, tk, now), 1))
 	assert.InDelta(t, logRate(busyLog, tk, now), herdRate(false, laterAnswers(40), busyLog, tk, now, 1), 1e-9)
 }
+
+// demandRate paces a burst too slow for the engage rate when its writes,
+// each arrival admitted as fast as the seats turn over, would reach
+// herdDemandShare of the budget: 2 jobs a second on 4 seats with 5 s holds
+// would make 2 × 60 × min(2, 4 / 6.5 s) = 74 writes a minute. Long holds
+// (bench burst's 4-6 minutes), a handful of arrivals before any hold is
+// logged (bench handoff), or a holder that has held for a minute already,
+// keep the burst unpaced.
+func TestDemandRatePacesSlowBurstsThatWouldOutrunTheBudget(t *testing.T) {
+	t.Parallel()
+	now := herdT0.Add(time.Minute)
+	tk := ticket{window: 1700003600, count: 200, at: now}
+	// arrivals logs n first writes, one every gap before now, with tickets
+	// two apart just below the job's.
+	arrivals := func(n int, gap time.Duration) []lockstate.RecentArrival {
+		var log []lockstate.RecentArrival
+		for i := range n {
+			at := now.Add(-time.Duration(n-i) * gap)
+			log = append(log, minted(at, at, tk.count-int64(2*(n-i))))
+		}
+		return log
+	}
+	withHolds := func(s *lockstate.State, hold time.Duration) *lockstate.State {
+		s.NoteHold(now.Add(-2*time.Second), hold)
+		s.NoteHold(now.Add(-time.Second), hold)
+		return s
+	}
+	holding := func(s *lockstate.State, since time.Duration) *lockstate.State {
+		s.Holders = append(s.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: "acme/game:1:build:default"}, AcquiredAt: lockstate.FormatTime(now.Add(-since))})
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		s     *lockstate.State
+		seen  float64
+		seats int
+		share float64
+		paced bool
+	}{
+		{"2 a second, 4 seats, 5 s holds: 74 writes a minute", withHolds(arrivalsState(now, arrivals(20, 500*time.Millisecond)...), 5*time.Second), 0, 4, 1, true},
+		{"1 a second, 4 seats, 5 s holds: 74 writes a minute", withHolds(arrivalsState(now, arrivals(20, time.Second)...), 5*time.Second), 0, 4, 1, true},
+		{"bench burst: 1 a second, 2 seats, 4-minute holds", withHolds(arrivalsState(now, arrivals(20, time.Second)...), 4*time.Minute), 0, 2, 1, false},
+		{"one arrival every 3 s on 4 seats: 40 writes a minute", withHolds(arrivalsState(now, arrivals(10, 3*time.Second)...), 5*time.Second), 0, 4, 1, false},
+		{"the job's first answers show the burst the log does not yet", withHolds(arrivalsState(now, arrivals(3, 3*time.Second)...), 5*time.Second), 2, 4, 1, true},
+		{"a quarter of the App: 1 arrival every 3 s on 2 seats with 5 s holds", withHolds(arrivalsState(now, arrivals(10, 3*time.Second)...), 5*time.Second), 0, 2, 0.25, true},
+		{"no hold logged: 6 arrivals (bench handoff) stay unpaced", holding(arrivalsState(now, arrivals(6, 300*time.Millisecond)...), time.Second), 0, 2, 1, false},
+		{"no hold logged: 16 arrivals on 4 seats held for a second", holding(arrivalsState(now, arrivals(16, 250*time.Millisecond)...), time.Second), 0, 4, 1, true},
+		{"no hold logged: 16 arrivals, but a seat held for a minute already", holding(arrivalsState(now, arrivals(16, 250*time.Millisecond)...), time.Minute), 0, 4, 1, false},
+		{"nothing logged: no count, no pacing", arrivalsState(now), 5, 4, 1, false},
+	} {
+		_, paced := demandRate(tc.s, tk, now, tc.seen, tc.seats, tc.share)
+		assert.Equal(t, tc.paced, paced, tc.name)
+	}
+}
