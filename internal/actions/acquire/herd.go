@@ -494,6 +494,25 @@ func logArrivals(s *lockstate.State, t ticket, now time.Time, within time.Durati
 	return float64(t.count-first) / herdRequestsPerArrival, now.Sub(oldest), true
 }
 
+// ownRate is the lock's own first writes a second: the arrival log's
+// entries minted in the last herdDemandSpan, this job counted as one more,
+// over the time since the oldest of them was minted (at least a second).
+func ownRate(s *lockstate.State, now time.Time) float64 {
+	n := 1
+	oldest := now
+	for _, a := range s.RecentArrivals {
+		minted, ok := lockstate.ParseTime(a.Minted)
+		if !ok || minted.After(now) || now.Sub(minted) > herdDemandSpan {
+			continue
+		}
+		n++
+		if minted.Before(oldest) {
+			oldest = minted
+		}
+	}
+	return float64(n) / max(now.Sub(oldest).Seconds(), 1)
+}
+
 // demandRate is the arrival rate of a burst too slow to engage the pacing
 // by its rate alone whose writes would still go past the budget (seen is
 // the fastest rate the job's other readings gave, each below the engage
@@ -510,6 +529,10 @@ func logArrivals(s *lockstate.State, t ticket, now time.Time, within time.Durati
 // beyond three rounds of the seats, arrivals that have not written will
 // queue, and a paced first write costs them no seat; a few jobs (bench
 // handoff's 6) arrive before any of them holds long.
+//
+// The arrivals are the App's (its tickets), so the lock's own logged first
+// writes (ownRate) must show half the demand as well (see the end of the
+// function).
 //
 // The rate rule alone (herdEngageRate: 6.6 jobs a second at apiShare 1)
 // let slower bursts through unpaced: 40 jobs on 4 seats with 5 s holds
@@ -533,8 +556,15 @@ func demandRate(s *lockstate.State, t ticket, now time.Time, seen float64, seats
 		h = oldestHold(s, now)
 	}
 	turnover := float64(max(seats, 1)) / (h + herdHoldOverhead).Seconds()
-	demand := 2 * 60 * min(rate, turnover)
-	return rate, demand >= herdDemandShare*herdBudgetPerMinute*share
+	budget := herdDemandShare * herdBudgetPerMinute * share
+	// Tickets count every arrival of the App; the log holds this lock's
+	// first writes only. In an App shared by several locks the tickets
+	// run ahead of one lock's arrivals (and every one of them would be
+	// a slot this job waits), so the lock's own first writes must show
+	// half the demand as well. Half: once a burst is paced, its jobs
+	// that have not written yet are missing from the log.
+	own := 2 * 60 * min(ownRate(s, now), turnover)
+	return rate, 2*60*min(rate, turnover) >= budget && own >= budget/2
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its

@@ -329,8 +329,9 @@ func TestHerdRateReadsTheInstallationOnlyAfterALostFirstWrite(t *testing.T) {
 // herdDemandShare of the budget: 2 jobs a second on 4 seats with 5 s holds
 // would make 2 × 60 × min(2, 4 / 6.5 s) = 74 writes a minute. Long holds
 // (bench burst's 4-6 minutes), a handful of arrivals before any hold is
-// logged (bench handoff), or a holder that has held for a minute already,
-// keep the burst unpaced.
+// logged (bench handoff), a holder that has held for a minute already, or
+// tickets that other locks of the App take (this lock's own log shows few
+// first writes), keep the burst unpaced.
 func TestDemandRatePacesSlowBurstsThatWouldOutrunTheBudget(t *testing.T) {
 	t.Parallel()
 	now := herdT0.Add(time.Minute)
@@ -372,6 +373,8 @@ func TestDemandRatePacesSlowBurstsThatWouldOutrunTheBudget(t *testing.T) {
 		{"no hold logged: 16 arrivals on 4 seats held for a second", holding(arrivalsState(now, arrivals(16, 250*time.Millisecond)...), time.Second), 0, 4, 1, true},
 		{"no hold logged: 16 arrivals, but a seat held for a minute already", holding(arrivalsState(now, arrivals(16, 250*time.Millisecond)...), time.Minute), 0, 4, 1, false},
 		{"nothing logged: no count, no pacing", arrivalsState(now), 5, 4, 1, false},
+		{"an App shared by other locks: tickets 2 a second, this lock's log 2 first writes in 30 s",
+			withHolds(arrivalsState(now, minted(now.Add(-30*time.Second), now.Add(-30*time.Second), tk.count-120), minted(now.Add(-10*time.Second), now.Add(-10*time.Second), tk.count-40)), 5*time.Second), 2, 4, 1, false},
 	} {
 		_, paced := demandRate(tc.s, tk, now, tc.seen, tc.seats, tc.share)
 		assert.Equal(t, tc.paced, paced, tc.name)
