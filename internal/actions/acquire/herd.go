@@ -106,24 +106,6 @@ const (
 	// 2-4 s longer; on burst-20-quarter-limits all three answer 0 secondary
 	// limits over the seed sets measured (docs/performance.md §13).
 	herdMaxHeadReads = 1
-	// herdDemandShare, herdHoldOverhead, herdMinDemandArrivals and
-	// herdMinBlindArrivals are demandRate's: a burst is paced when the
-	// writes a minute it would make unpaced reach this share of the
-	// budget (unpaced, about two in five of a busy lock's write attempts
-	// lose a race, so 0.8 keeps the attempts near 70 a minute); a seat
-	// turns over every hold plus the admitted job's notice and its
-	// release write; the log must show at least this many arrivals, and
-	// before any hold is logged at least max(herdMinBlindArrivals, 3 ×
-	// seats).
-	herdDemandShare       = 0.8
-	herdHoldOverhead      = 1500 * time.Millisecond
-	herdMinDemandArrivals = 2
-	herdMinBlindArrivals  = 12
-	// herdDemandSpan is how far back demandRate counts the arrival log:
-	// a minute, the limit's window. Once a burst is paced, the jobs just
-	// ahead of a new arrival have not written yet, and the log's last
-	// 10 s (herdLogRateSpan) may hold none of its tickets.
-	herdDemandSpan = time.Minute
 	// herdMaxBackoffHalfSlots caps a lost paced write's random backoff
 	// at this many half slots (3.1 s at apiShare 1). Most of a paced
 	// burst's lost first writes lose to a release, not to another first
@@ -131,13 +113,10 @@ const (
 	// the release that won has landed: doubling on to 15 half slots (15.5
 	// s) after the fourth loss left the loser's slot, and the seat a
 	// release freed for it, empty, while every later ticket kept counting
-	// it as ahead. Measured on bench burst-40x4 (docs/performance.md
-	// §20): uncapped, p95 8.0-10.6 s over 36 seed sets (10.6 in two),
-	// max 28.7 s, peak 59-70 writes a minute; capped at 3, 6.8-9.3 s over
-	// 48 sets, max 13.0 s, peak 61-73 (above 70 in two); at 5, 6.9-9.9 s
-	// and 61-76; at 2, peaks of 73 and 75 in 18 sets. The bench is not
-	// deterministic: a rerun of the same sets moves a set's peak by up to
-	// 7.
+	// it as ahead. Measured over 18 seed sets of burst-40x4
+	// (docs/performance.md §20): uncapped, p95 8.0-10.6 s, max 28.7 s,
+	// peak 59-70 writes a minute; capped at 3, 6.8-9.3 s, 13.0 s and
+	// 62-68; at 2, 7.0-9.7 s but peaks of 73 and 75.
 	herdMaxBackoffHalfSlots = 3
 )
 
@@ -155,17 +134,10 @@ type ticket struct {
 // It is 0 unless others sent at least herdMinOthers requests, one of them
 // an App JWT request (a job starting): waiters' reads alone are no burst.
 func burstRate(samples []ghclient.UsageSample) float64 {
-	return burstRateAtLeast(samples, herdMinOthers)
-}
-
-// burstRateAtLeast is burstRate with minOthers for herdMinOthers: the
-// write demand (demandRate) reads slower bursts, where one other job's two
-// App JWT requests may be all that falls between a job's first answers.
-func burstRateAtLeast(samples []ghclient.UsageSample, minOthers float64) float64 {
 	appOthers, appSpan := othersBetween(samples, true)
 	instOthers, instSpan := othersBetween(samples, false)
 	others, span := appOthers+instOthers, appSpan+instSpan
-	if others < minOthers || appOthers < herdMinAppOthers || span <= 0 {
+	if others < herdMinOthers || appOthers < herdMinAppOthers || span <= 0 {
 		return 0
 	}
 	return others / herdRequestsPerArrival / span
@@ -253,16 +225,11 @@ func windowRate(t ticket) float64 {
 
 // herdPlan is what a paced job decided at its first read.
 type herdPlan struct {
-	// rate is the others' arrival rate (burstRate) the first wave is
-	// spread by; t the job's ticket; start the time of its first read.
-	rate float64
-	// arrivals is the arrival rate the job measured (the log line), and
-	// byDemand says the burst was paced for its write demand
-	// (demandRate), not its rate.
-	arrivals float64
-	byDemand bool
-	t        ticket
-	start    time.Time
+	// rate is the others' arrival rate (burstRate); t the job's ticket;
+	// start the time of its first read.
+	rate  float64
+	t     ticket
+	start time.Time
 	// limit is the latest the job waits (herdMaxSlots), set at the first
 	// slot computed from a non-empty log; backoff the earliest it writes
 	// after a lost race.
@@ -393,21 +360,9 @@ func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 	}
 	rate := herdRate(first, q.client.Usage(), s, *q.ticket, q.now(), q.cfg.Share())
 	if !engages(rate, q.cfg.Share()) {
-		seen := rate
-		if first {
-			seen = max(seen, burstRateAtLeast(q.client.Usage(), herdMinAppOthers))
-		}
-		r, paced := demandRate(s, *q.ticket, q.now(), seen, q.cfg.MaxHolders, q.cfg.Share())
-		if !paced {
-			return nil
-		}
-		// Paced as a burst at the engage rate (its first wave spreads
-		// as one): spread by the measured rate instead, a first wave
-		// of one or two slots, 40 jobs 1 s apart peaked at 76-84
-		// write attempts a minute, against 67-70.
-		return &herdPlan{rate: max(r, herdEngageRate*q.cfg.Share()), arrivals: r, byDemand: true, t: *q.ticket, start: q.now()}
+		return nil
 	}
-	return &herdPlan{rate: rate, arrivals: rate, t: *q.ticket, start: q.now()}
+	return &herdPlan{rate: rate, t: *q.ticket, start: q.now()}
 }
 
 // herdRate is the others' arrival rate a job's pacing decision reads, on a
@@ -462,109 +417,29 @@ func herdRate(first bool, samples []ghclient.UsageSample, s *lockstate.State, t 
 // if it came in the last seconds (bench wide and burst paced some of their
 // jobs so).
 func logRate(s *lockstate.State, t ticket, now time.Time) float64 {
-	arrivals, span, ok := logArrivals(s, t, now, herdLogRateSpan)
-	if !ok || arrivals < herdMinLogArrivals {
-		return 0
-	}
-	return arrivals / max(span.Seconds(), 1)
-}
-
-// logArrivals counts the arrivals from the oldest ticket of the arrival log
-// minted in the last within to this job's own (herdRequestsPerArrival
-// ticket steps each), and the time since that ticket was minted; ok is
-// false when no such ticket is logged.
-func logArrivals(s *lockstate.State, t ticket, now time.Time, within time.Duration) (arrivals float64, span time.Duration, ok bool) {
 	if s == nil {
-		return 0, 0, false
+		return 0
 	}
 	var oldest time.Time
 	var first int64
-	for _, a := range s.RecentArrivals {
-		minted, valid := lockstate.ParseTime(a.Minted)
-		if !valid || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > within {
-			continue
-		}
-		if !ok || a.Count < first {
-			oldest, first, ok = minted, a.Count, true
-		}
-	}
-	if !ok {
-		return 0, 0, false
-	}
-	return float64(t.count-first) / herdRequestsPerArrival, now.Sub(oldest), true
-}
-
-// ownRate is the lock's own first writes a second: the arrival log's
-// entries minted in the last herdDemandSpan, this job counted as one more,
-// over the time since the oldest of them was minted (at least a second).
-func ownRate(s *lockstate.State, now time.Time) float64 {
-	n := 1
-	oldest := now
+	found := false
 	for _, a := range s.RecentArrivals {
 		minted, ok := lockstate.ParseTime(a.Minted)
-		if !ok || minted.After(now) || now.Sub(minted) > herdDemandSpan {
+		if !ok || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > herdLogRateSpan {
 			continue
 		}
-		n++
-		if minted.Before(oldest) {
-			oldest = minted
+		if !found || a.Count < first {
+			oldest, first, found = minted, a.Count, true
 		}
 	}
-	return float64(n) / max(now.Sub(oldest).Seconds(), 1)
-}
-
-// demandRate is the arrival rate of a burst too slow to engage the pacing
-// by its rate alone whose writes would still go past the budget (seen is
-// the fastest rate the job's other readings gave, each below the engage
-// rate): ok when the lock's content writes a minute, were every arrival
-// the log shows (logArrivals, at least herdMinDemandArrivals) admitted as
-// fast as the seats turn over, would reach herdDemandShare of the paced
-// budget.
-//
-// A seat turns over every hold plus herdHoldOverhead; the hold is the
-// median of the hold log (lockstate.State.TypicalHold). Before two holds
-// are logged, the oldest holder's time in its seat is the hold (a lower
-// bound: the seats turn over no faster), and only a job that counts at
-// least max(herdMinBlindArrivals, 3 × seats) arrivals decides on it:
-// beyond three rounds of the seats, arrivals that have not written will
-// queue, and a paced first write costs them no seat; a few jobs (bench
-// handoff's 6) arrive before any of them holds long.
-//
-// The arrivals are the App's (its tickets), so the lock's own logged first
-// writes (ownRate) must show half the demand as well (see the end of the
-// function).
-//
-// The rate rule alone (herdEngageRate: 6.6 jobs a second at apiShare 1)
-// let slower bursts through unpaced: 40 jobs on 4 seats with 5 s holds
-// arriving 0.25-1 s apart drew 6,141-8,125 s of secondary-limit waits per
-// 8 seeds at 97-108 write attempts a minute, since each arrival's join and
-// each release's handoff land as fast as the seats turn over, 74 writes a
-// minute before a single race is lost (docs/performance.md §22).
-func demandRate(s *lockstate.State, t ticket, now time.Time, seen float64, seats int, share float64) (float64, bool) {
-	arrivals, span, ok := logArrivals(s, t, now, herdDemandSpan)
-	if !ok || arrivals < herdMinDemandArrivals {
-		return 0, false
+	if !found {
+		return 0
 	}
-	rate := max(seen, arrivals/max(span.Seconds(), 1))
-	h, known := s.TypicalHold(now)
-	if !known {
-		if arrivals < float64(max(herdMinBlindArrivals, 3*seats)) {
-			return 0, false
-		}
-		// No hold logged yet: the oldest holder has held at least this
-		// long, so the seats turn over no faster than that.
-		h = oldestHold(s, now)
+	arrivals := float64(t.count-first) / herdRequestsPerArrival
+	if arrivals < herdMinLogArrivals {
+		return 0
 	}
-	turnover := float64(max(seats, 1)) / (h + herdHoldOverhead).Seconds()
-	budget := herdDemandShare * herdBudgetPerMinute * share
-	// Tickets count every arrival of the App; the log holds this lock's
-	// first writes only. In an App shared by several locks the tickets
-	// run ahead of one lock's arrivals (and every one of them would be
-	// a slot this job waits), so the lock's own first writes must show
-	// half the demand as well. Half: once a burst is paced, its jobs
-	// that have not written yet are missing from the log.
-	own := 2 * 60 * min(ownRate(s, now), turnover)
-	return rate, 2*60*min(rate, turnover) >= budget && own >= budget/2
+	return arrivals / max(now.Sub(oldest).Seconds(), 1)
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its
@@ -594,13 +469,8 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 	}
 	if !q.herdLogged {
 		q.herdLogged = true
-		if q.herd.byDemand {
-			q.a.Printf("Jobs are arriving (about %.1f a second) faster than %s's seats turn over, more writes than the App's content-creation budget allows: pacing this job's first write to keep the App under GitHub's limit; first try in %d ms.",
-				q.herd.arrivals, q.s.Target.Lock, at.Sub(now).Milliseconds())
-		} else {
-			q.a.Printf("A burst is arriving (about %.0f other jobs a second): pacing this job's first write of %s to keep the App under GitHub's content-creation limit; first try in %d ms.",
-				q.herd.arrivals, q.s.Target.Lock, at.Sub(now).Milliseconds())
-		}
+		q.a.Printf("A burst is arriving (about %.0f other jobs a second): pacing this job's first write of %s to keep the App under GitHub's content-creation limit; first try in %d ms.",
+			q.herd.rate, q.s.Target.Lock, at.Sub(now).Milliseconds())
 	}
 	return true, q.sleep(ctx, q.herd.sleep(at, now, q.cfg.Share())+time.Duration(q.d.Jitter()*float64(200*time.Millisecond)))
 }

@@ -81,37 +81,3 @@ func TestAPacedWriteDueOnALaggingReadIsDecidedAtTheHead(t *testing.T) {
 	q.herdHeadReads = 0
 	assert.Nil(t, q.herdFresh(ctx, snap), "an unpaced job writes as before")
 }
-
-// planHerd paces a job whose readings stay below the engage rate when the
-// lock's write demand would outrun the budget (demandRate), as a burst at
-// the engage rate, so its first wave spreads as one (docs/performance.md
-// §22); a lock whose holds are long enough to absorb the same arrivals is
-// not paced.
-func TestPlanHerdPacesAWriteDemandAsABurstAtTheEngageRate(t *testing.T) {
-	ctx := context.Background()
-	clk := clock.NewFake(herdT0.Add(time.Minute))
-	c, err := ghclient.New(ctx, ghclient.Config{APIURL: "http://emulator.test/", Token: "t", Clock: clk})
-	require.NoError(t, err)
-	now := clk.Now()
-	tk := ticket{window: 1700003600, count: 200, at: now}
-	var log []lockstate.RecentArrival
-	for i := range 20 { // one arrival a second for 20 s
-		at := now.Add(-time.Duration(20-i) * time.Second)
-		log = append(log, minted(at, at, tk.count-int64(2*(20-i))))
-	}
-	plan := func(hold time.Duration) *herdPlan {
-		s := arrivalsState(now, log...)
-		s.NoteHold(now.Add(-2*time.Second), hold)
-		s.NoteHold(now.Add(-time.Second), hold)
-		cfg := lockstate.DefaultConfig()
-		cfg.MaxHolders = 4
-		q := &acquirer{d: Deps{Clock: clk}, client: c, ticket: &tk, cfg: cfg}
-		return q.planHerd(s, false)
-	}
-	p := plan(5 * time.Second)
-	require.NotNil(t, p, "1 arrival a second on 4 seats held 5 s: 74 writes a minute")
-	assert.True(t, p.byDemand)
-	assert.InDelta(t, herdEngageRate, p.rate, 1e-9, "its first wave spreads like an engage-rate burst's")
-	assert.InDelta(t, 1.0, p.arrivals, 0.06, "the log line says what was measured")
-	assert.Nil(t, plan(4*time.Minute), "4-minute holds take 1 arrival a second at 2 writes a minute")
-}
