@@ -113,10 +113,13 @@ const (
 	// the release that won has landed: doubling on to 15 half slots (15.5
 	// s) after the fourth loss left the loser's slot, and the seat a
 	// release freed for it, empty, while every later ticket kept counting
-	// it as ahead. Measured over 18 seed sets of burst-40x4
-	// (docs/performance.md §20): uncapped, p95 8.0-10.6 s, max 28.7 s,
-	// peak 59-70 writes a minute; capped at 3, 6.8-9.3 s, 13.0 s and
-	// 62-68; at 2, 7.0-9.7 s but peaks of 73 and 75.
+	// it as ahead. Measured on bench burst-40x4 (docs/performance.md
+	// §20): uncapped, p95 8.0-10.6 s over 36 seed sets (10.6 in two),
+	// max 28.7 s, peak 59-70 writes a minute; capped at 3, 6.8-9.3 s over
+	// 48 sets, max 13.0 s, peak 61-73 (above 70 in two); at 5, 6.9-9.9 s
+	// and 61-76; at 2, peaks of 73 and 75 in 18 sets. The bench is not
+	// deterministic: a rerun of the same sets moves a set's peak by up to
+	// 7.
 	herdMaxBackoffHalfSlots = 3
 )
 
