@@ -30,6 +30,10 @@ const (
 	burstFactor = 4
 	// MaxJoinSpread caps the spread of one join.
 	MaxJoinSpread = 3 * time.Minute
+	// minConflictWindow is the narrowest window of the wait after a lost
+	// join (conflictDelay), however near its turn the job is: 1-2 s, the
+	// window of a first lost join.
+	minConflictWindow = 2 * acquireConflictDelay
 )
 
 // coArrivals counts the queue entries whose queuedAt (their acquire's start,
@@ -69,13 +73,23 @@ func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
 // (2 s, 4 s, ... up to MaxConflictBackoff: a job that keeps losing is the
 // evidence of many joining at once) widened to the burst's join
 // window, drawn from its upper half. Its arrival insertion keeps its place
-// however long it waits, as long as it joins before its turn
-// (joinETA bounds the widening, never the exponential part).
+// however long it waits, as long as it joins before its turn, so the
+// window is never more than half the job's expected wait for its turn
+// (joinETA), nor less than minConflictWindow.
+//
+// The bound applies to the exponential part too. Unbounded, a job near
+// the front that lost six joins in a row to a burst's later arrivals
+// slept 37 s after its sixth: the seat its arrival entitled it to was
+// freed 5 s into that sleep and sat empty for 33 s (bench burst-20,
+// 20 jobs 0.2 s apart on 2 seats with 5 s holds; docs/performance.md
+// §25). A job far back still spreads its joins as before.
 func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
 	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
+	eta := q.joinETA(s)
 	if n, shows := q.burst(s); shows {
-		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, q.joinETA(s)/2))
+		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, eta/2))
 	}
+	window = min(window, max(minConflictWindow, eta/2))
 	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))
 }
 

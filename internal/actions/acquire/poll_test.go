@@ -199,6 +199,57 @@ func TestConflictStreakWidensTheNextWait(t *testing.T) {
 	assert.Equal(t, 4*12*JoinSpacing, q.joinWindow(st))
 }
 
+// TestALostJoinNearItsTurnWaitsAtMostHalfItsWait: however many joins in a
+// row a job lost, its next try comes within half its expected wait for its
+// turn (at least within minConflictWindow): with a seat free at once, in
+// 1-2 s; next after the holders' release, within half a hold per seat. A
+// job far back keeps the exponential window (bench burst-20: a job near
+// the front slept 37 s after its sixth lost join, while the seat its
+// arrival entitled it to sat free for 33 s).
+func TestALostJoinNearItsTurnWaitsAtMostHalfItsWait(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	holders := func(st *lockstate.State, n int) {
+		for i := range n {
+			st.Holders = append(st.Holders, lockstate.Holder{Entry: lockstate.Entry{HolderID: fmt.Sprintf("h%d", i)},
+				AcquiredAt: lockstate.FormatTime(now.Add(-time.Minute)), ExpiresAt: lockstate.FormatTime(now.Add(time.Hour))})
+		}
+	}
+	delay := func(st *lockstate.State, streak int, jitter float64) time.Duration {
+		q := &acquirer{
+			d:   Deps{Clock: clock.NewFake(now), Jitter: func() float64 { return jitter }, PollUnit: time.Second},
+			cfg: lockstate.Config{MaxHolders: 2},
+			s:   Settings{Poll: 15 * time.Second},
+		}
+		q.arrival = lockstate.NewArrival(st)
+		q.conflictStreak = streak
+		return q.conflictDelay(st)
+	}
+
+	free := lockstate.Empty("seats")
+	holders(free, 1)
+	for _, streak := range []int{1, 3, 6, 9} {
+		assert.Equal(t, time.Second, delay(free, streak, 0), "a seat free, streak %d: the window's lower half", streak)
+		assert.Equal(t, 2*time.Second, delay(free, streak, 1), "a seat free, streak %d: at most minConflictWindow", streak)
+	}
+
+	next := lockstate.Empty("seats")
+	holders(next, 2)
+	// Next in line behind holds of a minute on 2 seats: its turn is
+	// expected in 30 s, so the window is at most 15 s.
+	assert.Equal(t, 4*time.Second, delay(next, 2, 1), "below the bound the exponential window stands")
+	assert.Equal(t, 15*time.Second, delay(next, 6, 1), "64 s exponential, bounded by half the expected wait")
+	assert.Equal(t, 15*time.Second/2, delay(next, 9, 0))
+
+	far := lockstate.Empty("seats")
+	holders(far, 2)
+	for i := range 20 {
+		far.Queue = append(far.Queue, lockstate.Entry{HolderID: fmt.Sprintf("q%d", i), QueuedAt: lockstate.FormatTime(now.Add(-10 * time.Minute))})
+	}
+	// Twenty ahead: its turn is about 10.5 minutes away, past the cap.
+	assert.Equal(t, MaxConflictBackoff, delay(far, 9, 1), "far back, the exponential window up to MaxConflictBackoff")
+}
+
 // TestStaleReadSkipsAtMostThreeReadsInARow: a read older than the last state
 // decided on is skipped, but never more than maxStaleSkips in a row (a
 // writer whose clock runs behind only delays the decision), and a read as
