@@ -57,8 +57,18 @@ func latencyWorkloads() []Workload {
 		wl.Name, wl.Latency, wl.Seeds = name, FastLatency, 4
 		return wl
 	}
+	// twenty is the 20-job burst without the quarter's limits
+	// (GitHub's own are enforced, as in every workload): at 5 jobs a second
+	// it is not paced, so it is judged like bench burst, on a 3 s p95 and
+	// the seat-idle share, not on the tail bursts' write targets.
+	twenty := quarter
+	twenty.Name, twenty.Seeds, twenty.LimitScale, twenty.NoticedP95, twenty.BudgetBound = "burst-20", 8, 0, 0, false
+	twenty.BurstP95 = 3 * time.Second
+	twenty.Config = ""
+	twenty.Description = "20 jobs 0.2 s apart on 2 seats, 5 s holds, GitHub's secondary limits as they are: the issue's 20-job burst without the quarter's limits"
 	return []Workload{
 		quarter,
+		twenty,
 		x4,
 		fast(quarter, "burst-20-quarter-fast"),
 		fast(x4, "burst-40x4-fast"),
@@ -191,8 +201,8 @@ func latencyTargets(wl Workload, r *Result, le func(id, name, bar string, v, lim
 			le(TargetNoticedP95, "tail burst: handoff noticed p95 (s)", fmt.Sprintf("≤ %.0f s", wl.NoticedP95.Seconds()), r.HandoffGap.P95S, wl.NoticedP95.Seconds())
 		}
 	}
-	if wl.Name == "burst" && r.HandoffGap.N >= minHandoffs {
-		le(TargetNoticedP95, "burst: handoff noticed p95 (s)", "≤ 3 s", r.HandoffGap.P95S, 3)
+	if wl.BurstP95 > 0 && r.HandoffGap.N >= minHandoffs {
+		le(TargetNoticedP95, "burst: handoff noticed p95 (s)", fmt.Sprintf("≤ %.0f s", wl.BurstP95.Seconds()), r.HandoffGap.P95S, wl.BurstP95.Seconds())
 	}
 	if wl.Handoff && r.Admitted > 0 {
 		le(TargetHandoffReqs, "handoff: requests per admitted job, 304s included", "≤ 15.0 (the reference's)", r.RequestsPerAdmission, 15)
