@@ -74,13 +74,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}{rows, scaleRows})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tseed\tadmitted\treq/adm\tcharged/adm\t304 share\twrites/adm\tconflicts/adm\thandoff p50 (polls)\thandoff p95 (polls)\tutilization\tviolations\t")
+	fmt.Fprintln(tw, "workload\tseed\tadmitted\treq/adm\tcharged/adm\t304 share\twrites/adm\tconflicts/adm\thandoff p50 (polls)\thandoff p95 (polls)\tnoticed p50 (polls)\tnoticed p95 (polls)\tutilization\tviolations\t")
 	for _, r := range rows {
 		s := r.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.0f%%\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f%%\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.0f%%\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f%%\t%d\t\n",
 			r.Workload, r.Seed, s.AdmittedJobs, s.API.RequestsPerAdmission, s.API.ChargedPerAdmission,
 			s.API.NotModifiedShare*100, s.API.WritesPerAdmission, s.API.ConflictsPerAdmission,
-			s.HandoffGapPolls.Median, s.HandoffGapPolls.P95, s.SeatUtilizationWhileWaiting*100, len(s.Violations))
+			s.HandoffGapPolls.Median, s.HandoffGapPolls.P95, s.HandoffNoticedPolls.Median, s.HandoffNoticedPolls.P95,
+			s.SeatUtilizationWhileWaiting*100, len(s.Violations))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

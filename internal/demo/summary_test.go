@@ -6,9 +6,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
 )
 
 func TestSummaryNotesExplainWhatLooksUnfair(t *testing.T) {
@@ -50,7 +53,7 @@ func TestSummaryJSONKeysAreStable(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &doc))
 	assert.Equal(t, []string{
 		"admissions", "admitted_jobs", "api", "died_holding", "duration_ms", "failed_jobs", "fifo_violations",
-		"handoff_gap_ms", "handoff_gap_polls", "jobs", "lost_entries", "max_concurrent_holders", "max_holders",
+		"handoff_gap_ms", "handoff_gap_polls", "handoff_noticed_ms", "handoff_noticed_polls", "jobs", "lost_entries", "max_concurrent_holders", "max_holders",
 		"over_admissions", "poll_ms", "released_jobs", "repositories", "runners", "seat_utilization_while_waiting",
 		"seed", "stale_recovery", "state_versions", "violations", "wait_ms",
 	}, keys(doc))
@@ -65,4 +68,26 @@ func keys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestNoticedGapsRunFromTheFreeingVersionToTheAcquireReturn: the noticed
+// gap of a handoff ends when the admitted job's acquire returned, not at the
+// admitting version; a job that never returned (or a clock that puts its
+// return before the freeing version) counts no gap.
+func TestNoticedGapsRunFromTheFreeingVersionToTheAcquireReturn(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	handoffs := []checker.Handoff{
+		{HolderID: "a", FreedAt: t0, Admitted: t0.Add(200 * time.Millisecond)},
+		{HolderID: "b", FreedAt: t0.Add(time.Second), Admitted: t0.Add(time.Second)},
+		{HolderID: "never", FreedAt: t0, Admitted: t0.Add(time.Second)},
+		{HolderID: "early", FreedAt: t0.Add(time.Minute), Admitted: t0.Add(time.Minute)},
+	}
+	returned := map[string]time.Time{
+		"a":     t0.Add(450 * time.Millisecond),
+		"b":     t0.Add(1300 * time.Millisecond),
+		"early": t0,
+	}
+	got := noticedGaps(handoffs, func(id string) time.Time { return returned[id] })
+	assert.Equal(t, []time.Duration{450 * time.Millisecond, 300 * time.Millisecond}, got)
 }
