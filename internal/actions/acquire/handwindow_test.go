@@ -131,5 +131,9 @@ func TestAStaleReadInTheHandWindowIsReadAgainAtOnce(t *testing.T) {
 	q.staleSkips = 2
 	assert.Equal(t, staleReadDelay, q.staleReadWait(), "a second stale read in a row waits out the replica")
 	q.handing = true
-	assert.Equal(t, staleRereadDelay, q.staleReadWait(), "not when the release is due")
+	assert.Equal(t, handStaleRereadDelay, q.staleReadWait(), "not when the release is due: at the window's back-to-back pace")
+	q.staleSkips = 1
+	assert.Equal(t, handStaleRereadDelay, q.staleReadWait(), "the first stale read of the window too")
+	q.handing = false
+	assert.Equal(t, staleRereadDelay, q.staleReadWait(), "outside the window, the first stale read waits 100-200 ms")
 }

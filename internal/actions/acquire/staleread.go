@@ -14,6 +14,12 @@ const staleReadDelay = time.Second
 // read of a run a seat may reach on the next version (staleReadWait).
 const staleRereadDelay = 100 * time.Millisecond
 
+// handStaleRereadDelay is that wait in a hand window (handwindow.go), where
+// the waiter already reads back to back (10 ms plus its round trip at the
+// production poll unit): a stale read there is read again as soon as any
+// other read of the window would be.
+const handStaleRereadDelay = 10 * time.Millisecond
+
 // maxStaleSkips bounds the consecutive reads staleRead skips.
 const maxStaleSkips = 3
 
@@ -58,14 +64,21 @@ func (q *acquirer) staleRead(s *lockstate.State) bool {
 // that lags for a while is outwaited over maxStaleSkips reads of about
 // 2.3 s before the run decides on what it reads, except in a hand window
 // (handwindow.go), where the release is due and every stale read in a row is
-// read again at staleRereadDelay. A far waiter gains
+// read again at handStaleRereadDelay (10-20 ms): the 100-200 ms of
+// staleRereadDelay there left a seat handed during the wait unnoticed
+// that long, and about half the unnoticed seat time of bench burst-20 and
+// burst-40x1 (5 s holds) followed a stale read (docs/performance.md §26).
+// A far waiter gains
 // nothing from reading again sooner; nor may it wait its whole poll
 // interval on the newest state it saw, as if the stale read were no news:
 // versions pass in that interval, and its rank with them.
 func (q *acquirer) staleReadWait() time.Duration {
 	near := q.last == nil || lockstate.QueuePosition(q.last, q.id.HolderID) == 0 ||
 		admissibleRank(q.last, q.cfg, q.id.HolderID) < max(q.cfg.MaxHolders, 1)
-	if near && (q.staleSkips <= 1 || q.handing) {
+	if near && q.handing {
+		return q.d.Jittered(handStaleRereadDelay, handStaleRereadDelay)
+	}
+	if near && q.staleSkips <= 1 {
 		return q.d.Jittered(staleRereadDelay, staleRereadDelay)
 	}
 	return q.d.Jittered(staleReadDelay, staleReadDelay/3)
