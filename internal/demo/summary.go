@@ -172,10 +172,7 @@ func summarize(opts Options, w *world, rep checker.Report, m emulator.Metrics, e
 	s.WaitMS = stat(waits)
 	s.HandoffGapMS = stat(rep.HandoffGaps)
 	poll := float64(opts.Poll)
-	s.HandoffGapPolls = StatF{
-		Median: round2(float64(checker.Percentile(rep.HandoffGaps, 50)) / poll),
-		P95:    round2(float64(checker.Percentile(rep.HandoffGaps, 95)) / poll),
-	}
+	s.HandoffGapPolls = inPolls(rep.HandoffGaps, poll)
 	noticed := noticedGaps(rep.Handoffs, func(id string) time.Time {
 		if j := byHolder[id]; j != nil {
 			return j.admittedAt
@@ -183,12 +180,18 @@ func summarize(opts Options, w *world, rep checker.Report, m emulator.Metrics, e
 		return time.Time{}
 	})
 	s.HandoffNoticedMS = stat(noticed)
-	s.HandoffNoticedPolls = StatF{
-		Median: round2(float64(checker.Percentile(noticed, 50)) / poll),
-		P95:    round2(float64(checker.Percentile(noticed, 95)) / poll),
-	}
+	s.HandoffNoticedPolls = inPolls(noticed, poll)
 	s.API = apiSummary(m, s.AdmittedJobs)
 	return s
+}
+
+// inPolls is the median and p95 of ds in poll intervals of poll
+// nanoseconds.
+func inPolls(ds []time.Duration, poll float64) StatF {
+	return StatF{
+		Median: round2(float64(checker.Percentile(ds, 50)) / poll),
+		P95:    round2(float64(checker.Percentile(ds, 95)) / poll),
+	}
 }
 
 // noticedGaps is, for each handoff the checker found (a seat freed while
