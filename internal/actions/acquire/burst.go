@@ -85,11 +85,10 @@ func (q *acquirer) joinWindow(s *lockstate.State) time.Duration {
 // §25). A job far back still spreads its joins as before.
 func (q *acquirer) conflictDelay(s *lockstate.State) time.Duration {
 	window := min(acquireConflictDelay<<min(q.conflictStreak, 8), MaxConflictBackoff)
-	eta := q.joinETA(s)
 	if n, shows := q.burst(s); shows {
-		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread, eta/2))
+		window = max(window, min(q.joinSpacing()*time.Duration(n), MaxJoinSpread))
 	}
-	window = min(window, max(minConflictWindow, eta/2))
+	window = min(window, max(minConflictWindow, q.joinETA(s)/2))
 	return window/2 + time.Duration(q.d.Jitter()*float64(window/2))
 }
 
