@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -16,10 +17,34 @@ import (
 var smokeWorkloads = map[string]bool{"idle": true, "crash": true}
 
 var (
-	jsonOut   = flag.Bool("json", false, "TestWorkloads: print the workload results as JSON instead of the table")
-	onlyWL    = flag.String("workload", "", "TestWorkloads: run only this workload")
-	benchSeed = flag.Uint64("seed", 20261202, "TestWorkloads: seed of arrivals, holds and jitter")
+	jsonOut    = flag.Bool("json", false, "TestWorkloads: print the workload results as JSON instead of the table")
+	onlyWL     = flag.String("workload", "", "TestWorkloads: run only this workload")
+	benchSeed  = flag.Uint64("seed", 20261202, "TestWorkloads: seed of arrivals, holds and jitter")
+	burstCells = flag.String("burst", "", "TestWorkloads: run these class-sweep cells instead of the named workloads, comma-separated JOBSxSEATS@SPACING[/HOLD] (class.go)")
+	classGrid  = flag.Bool("class", false, "TestWorkloads: run the class sweep's grid (ClassGrid) instead of the named workloads")
+	cellSeeds  = flag.Int("cell-seeds", 4, "TestWorkloads: seeds per class-sweep cell")
 )
+
+// classWorkloads are the cells -burst and -class ask for (nil for neither).
+func classWorkloads(t *testing.T) []Workload {
+	var specs []BurstSpec
+	if *classGrid {
+		specs = ClassGrid()
+	}
+	for _, cell := range strings.Split(*burstCells, ",") {
+		if strings.TrimSpace(cell) == "" {
+			continue
+		}
+		b, err := ParseBurstSpec(cell)
+		require.NoError(t, err)
+		specs = append(specs, b)
+	}
+	var wls []Workload
+	for _, b := range specs {
+		wls = append(wls, b.Workload(*cellSeeds))
+	}
+	return wls
+}
 
 // TestWorkloads runs the named workloads of `make bench` in virtual time and
 // prints one table (or JSON with -args -json, or BENCH_JSON=1; BENCH_OUT=file
@@ -27,11 +52,16 @@ var (
 // reported, not asserted; a safety violation or a failed job fails the test.
 func TestWorkloads(t *testing.T) {
 	var results []*Result
-	for _, wl := range Workloads() {
+	cells := classWorkloads(t)
+	wls := Workloads()
+	if len(cells) > 0 {
+		wls = cells
+	}
+	for _, wl := range wls {
 		if *onlyWL != "" && wl.Name != *onlyWL {
 			continue
 		}
-		if *onlyWL == "" && (raceEnabled || testing.Short()) && !smokeWorkloads[wl.Name] {
+		if len(cells) == 0 && *onlyWL == "" && (raceEnabled || testing.Short()) && !smokeWorkloads[wl.Name] {
 			continue
 		}
 		var seeds []*Result
@@ -63,6 +93,10 @@ func TestWorkloads(t *testing.T) {
 		require.NoError(t, enc.Encode(struct {
 			Workloads []*Result `json:"workloads"`
 		}{results}))
+		return
+	}
+	if len(cells) > 0 {
+		require.NoError(t, RenderClass(os.Stdout, results))
 		return
 	}
 	require.NoError(t, RenderWorkloads(os.Stdout, results))
