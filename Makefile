@@ -51,7 +51,8 @@ bench:
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestHistoryVerifyScale$$' -v ./internal/bench | grep -v -e '^=== '
 
 ## bench-class: the class sweep (docs/performance.md §27): the tail targets over 80-job bursts at five
-## arrival spacings on 1, 2, 4 and 8 seats, one row each (reported, not asserted; about two minutes).
+## arrival spacings on 1, 2, 4 and 8 seats and 10-job bursts on 1 and 2 seats, one row each (reported,
+## not asserted; about two and a half minutes).
 ## BURST=80x2@200ms,40x4@1s/30s runs those cells instead; CELL_SEEDS (default 4) sets the seeds per cell.
 bench-class:
 	@set -o pipefail; $(GO) test -count=1 -timeout 30m -run '^TestWorkloads$$' -v ./internal/bench -args $(if $(BURST),-burst '$(BURST)',-class) -cell-seeds $(or $(CELL_SEEDS),4) | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'

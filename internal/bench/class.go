@@ -99,13 +99,20 @@ func (b BurstSpec) Workload(seeds int) Workload {
 	}
 }
 
-// ClassGrid is the sweep `make bench-class` runs: 80 jobs at five arrival
-// spacings (20 down to 1 a second) on 1, 2, 4 and 8 seats, 5 s holds.
+// ClassGrid is the sweep `make bench-class` runs, 5 s holds throughout:
+// 80 jobs at five arrival spacings (20 down to 1 a second) on 1, 2, 4 and 8
+// seats, then 10 jobs at 2, 1 and 0.5 a second on 1 and 2 seats (a small
+// queue, where the first handoffs come before the holds are logged).
 func ClassGrid() []BurstSpec {
 	var grid []BurstSpec
 	for _, seats := range []int{1, 2, 4, 8} {
 		for _, sp := range []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 			grid = append(grid, BurstSpec{Jobs: 80, Seats: seats, Spacing: sp, Hold: DefaultClassHold})
+		}
+	}
+	for _, seats := range []int{1, 2} {
+		for _, sp := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
+			grid = append(grid, BurstSpec{Jobs: 10, Seats: seats, Spacing: sp, Hold: DefaultClassHold})
 		}
 	}
 	return grid

@@ -67,13 +67,14 @@ func TestABurstCellIsJudgedLikeTheTailBursts(t *testing.T) {
 	assert.Equal(t, DefaultClassHold, jobs[0].hold)
 
 	grid := ClassGrid()
-	assert.Len(t, grid, 20)
+	assert.Len(t, grid, 26)
 	seen := map[string]bool{}
 	for _, b := range grid {
 		assert.False(t, seen[b.String()], "cell %s twice", b)
 		seen[b.String()] = true
 	}
 	assert.True(t, seen["80x4@100ms"], "the grid holds bench burst-40x4's spacing and seats")
+	assert.True(t, seen["10x1@1s"], "and a small queue on one seat")
 }
 
 func TestRenderClassNamesTheFailedTargets(t *testing.T) {

@@ -48,13 +48,6 @@ func (s *State) NoteHold(now time.Time, held time.Duration) {
 	s.RecentHolds = appendRecent(s.RecentHolds, now, HoldLogWindow, MaxRecentHolds, func(h RecentHold) string { return h.At }, h, h.valid())
 }
 
-// TypicalHold is the median of the holds logged within HoldLogWindow of
-// now; ok is false with fewer than two.
-func (s *State) TypicalHold(now time.Time) (time.Duration, bool) {
-	typical, _, n := s.HoldRange(now)
-	return typical, n >= 2
-}
-
 // HoldRange is the median and the shortest of the n holds logged within
 // HoldLogWindow of now (both 0 when n is 0). A waiter forecasts the release
 // of a short hold from them (internal/actions/acquire, handwindow.go): the

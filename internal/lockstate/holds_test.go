@@ -34,22 +34,6 @@ func TestNoteHoldPrunesTheWindowAndBounds(t *testing.T) {
 	assert.Equal(t, int64(4000), s.RecentHolds[0].HeldMs, "the oldest beyond the bound go first")
 }
 
-func TestTypicalHoldIsTheMedianOfTheWindow(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
-	s := Empty(testLock)
-	s.NoteHold(now, 5*time.Second)
-	_, ok := s.TypicalHold(now)
-	assert.False(t, ok, "one hold is no median")
-	s.NoteHold(now, 9*time.Second)
-	s.NoteHold(now, 6*time.Second)
-	got, ok := s.TypicalHold(now)
-	require.True(t, ok)
-	assert.Equal(t, 6*time.Second, got)
-	_, ok = s.TypicalHold(now.Add(HoldLogWindow))
-	assert.False(t, ok, "holds older than the window are not read")
-}
-
 func TestHoldRangeIsTheMedianAndTheShortestOfTheWindow(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)

@@ -356,9 +356,7 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 		Queued: len(s.Queue), OldestHold: oldestHold(s, now), Burst: burst, HoldEstimate: q.holdEstimate(s), Share: q.cfg.Share(),
 		PaceSeen: q.observedHold > 0}
 	q.releaseForecast(s, &sch)
-	if h, ok := s.TypicalHold(now); ok {
-		sch.LoggedHold = h
-	}
+	sch.LoggedHold = loggedHold(s, now, q.s.Poll)
 	q.handWindow(s, &sch, now)
 	q.handing = inHandWindow(sch)
 	if t, ok := lockstate.NextCooldownExpiry(s, now); ok {
@@ -372,6 +370,29 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 		d = max(d, q.conflictDelay(s))
 	}
 	return d
+}
+
+// loggedHold is the hold the lock's releases logged (recentHolds), as a
+// waiter paces its polls by it (Schedule.LoggedHold): the median once two
+// holds are logged, and the one hold logged so far when it is shorter
+// than poll. Else 0, and the waiter paces by what it saw itself
+// (HoldEstimate, at least poll).
+//
+// One short hold is enough to wake a far waiter sooner, never later: the
+// estimate it replaces is at least poll-seconds a hold. Between the first
+// release and the second a waiter that had already seen the queue move
+// (so the cold lock's rule, by the holders' age, no longer applied) paced
+// 5 s holds at 15 s a turn: in a 10-job burst on one seat, 1 s apart, the
+// rank-3 waiter slept 39 s and noticed the seat it was handed 15 s late
+// (make bench-class BURST=10x1@1s; docs/performance.md §28). A long
+// single hold is not taken alone: one crashed holder's hold, reaped after
+// minutes, would slow every far waiter until a second release.
+func loggedHold(s *lockstate.State, now time.Time, poll time.Duration) time.Duration {
+	typical, _, n := s.HoldRange(now)
+	if n >= 2 || (n == 1 && typical < poll) {
+		return typical
+	}
+	return 0
 }
 
 // pollRank is the admissible rank the poll schedule paces this run by: its

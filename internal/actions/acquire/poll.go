@@ -122,8 +122,9 @@ type Schedule struct {
 	// FastRanks) / Seats × HoldEstimate.
 	HoldEstimate time.Duration
 	// LoggedHold, when positive, is the typical hold the lock's releases
-	// logged, each from its job's notice to its release
-	// (lockstate.State.TypicalHold): unlike HoldEstimate it leaves out the
+	// logged, each from its job's notice to its release (the median of
+	// two or more, or a single one shorter than Base: loggedHold in
+	// loop.go): unlike HoldEstimate it leaves out the
 	// time a seat sat handed but unnoticed.
 	LoggedHold time.Duration
 	// Forecast reports that UntilRelease is set: the time until the release

@@ -307,3 +307,39 @@ func TestALostJoinPollsAtTheRankItWouldTake(t *testing.T) {
 	}
 	assert.Equal(t, -1, q.pollRank(st, now), "a join past the fast ranks stays unknown")
 }
+
+func TestOneShortLoggedHoldPacesAFarWaiter(t *testing.T) {
+	t.Parallel()
+	const s = time.Second
+	now := forecastT0
+	poll := 15 * s
+	logged := func(holds ...time.Duration) *lockstate.State {
+		st := stateWith(holdersAt(0))
+		for _, h := range holds {
+			st.NoteHold(now, h)
+		}
+		return st
+	}
+	assert.Zero(t, loggedHold(logged(), now, poll), "nothing logged")
+	assert.Equal(t, 5750*time.Millisecond, loggedHold(logged(5750*time.Millisecond), now, poll), "one hold shorter than poll-seconds")
+	assert.Zero(t, loggedHold(logged(poll), now, poll), "one hold of poll-seconds is not taken alone")
+	assert.Zero(t, loggedHold(logged(4*time.Minute), now, poll), "one long hold (a reaped crash?) is not taken alone")
+	assert.Equal(t, 5*time.Minute, loggedHold(logged(4*time.Minute, 5*time.Minute), now, poll), "two holds: the median (the upper of two), however long")
+	assert.Equal(t, 6*s, loggedHold(logged(5*s, 9*s, 6*s), now, poll))
+	assert.Zero(t, loggedHold(logged(5*s), now.Add(lockstate.HoldLogWindow), poll), "a hold older than the log's window")
+
+	// The traced case (make bench-class BURST=10x1@1s): one seat, rank 3
+	// (a tail rank: the fast ranks are 0 and 1), a pace seen once (so
+	// HoldEstimate is poll-seconds), one 5.25 s hold logged. It slept 39 s
+	// on the rank-based interval and noticed its seat 15 s late.
+	sch := Schedule{Base: poll, Unit: s, Rank: 3, Seats: 1, Queued: 6, HoldEstimate: poll, PaceSeen: true}
+	before := PollDelay(sch, 1)
+	sch.LoggedHold = loggedHold(logged(5250*time.Millisecond), now, poll)
+	after := PollDelay(sch, 1)
+	assert.GreaterOrEqual(t, before, 28*s, "15 s a turn")
+	// 70% of two turns at the logged hold plus a unit each, 8.75 s, and
+	// a sixth of it in jitter at most.
+	assert.LessOrEqual(t, after, 8750*time.Millisecond*7/6+time.Millisecond)
+	sch.LoggedHold = loggedHold(logged(4*time.Minute), now, poll)
+	assert.Equal(t, before, PollDelay(sch, 1), "a long single hold leaves the pace as it was")
+}
