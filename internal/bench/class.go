@@ -37,9 +37,10 @@ const DefaultClassHold = 5 * time.Second
 
 // Bounds of a cell: a sweep is a measurement, not a load test.
 const (
-	maxClassJobs  = 1000
-	maxClassSeats = 64
-	maxClassHold  = time.Hour
+	maxClassJobs    = 1000
+	maxClassSeats   = 64
+	maxClassSpacing = time.Hour
+	maxClassHold    = time.Hour
 )
 
 // ParseBurstSpec reads one cell, JOBSxSEATS@SPACING[/HOLD], the durations
@@ -66,7 +67,7 @@ func ParseBurstSpec(s string) (BurstSpec, error) {
 		return fail(fmt.Sprintf("seats must be an integer 1-%d", maxClassSeats))
 	}
 	spacing, hold, hasHold := strings.Cut(timing, "/")
-	if b.Spacing, err = time.ParseDuration(spacing); err != nil || b.Spacing < time.Millisecond || b.Spacing > time.Hour {
+	if b.Spacing, err = time.ParseDuration(spacing); err != nil || b.Spacing < time.Millisecond || b.Spacing > maxClassSpacing {
 		return fail("spacing must be a duration from 1ms to 1h")
 	}
 	b.Hold = DefaultClassHold

@@ -384,9 +384,11 @@ func (q *acquirer) pollDelay(s *lockstate.State) time.Duration {
 // (so the cold lock's rule, by the holders' age, no longer applied) paced
 // 5 s holds at 15 s a turn: in a 10-job burst on one seat, 1 s apart, the
 // rank-3 waiter slept 39 s and noticed the seat it was handed 15 s late
-// (make bench-class BURST=10x1@1s; docs/performance.md §28). A long
-// single hold is not taken alone: one crashed holder's hold, reaped after
-// minutes, would slow every far waiter until a second release.
+// (make bench-class BURST=10x1@1s; docs/performance.md §28). A single
+// hold of poll-seconds or more is not taken alone: on one sample it would
+// end the cold lock's pacing by the holders' age (PollDelay) and move the
+// far waiters of locks with holds of minutes. Taken alone, it cost bench
+// burst 0.1 charged requests a job against its target of 20.
 func loggedHold(s *lockstate.State, now time.Time, poll time.Duration) time.Duration {
 	typical, _, n := s.HoldRange(now)
 	if n >= 2 || (n == 1 && typical < poll) {
