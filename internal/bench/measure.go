@@ -83,6 +83,7 @@ func measure(w *world, wl Workload, cfg string, end time.Time) *Result {
 	}
 	r.RequestsPerAdmission = ratio(r.Total.Requests, r.Admitted)
 	r.RequestsByKind = kindsPerAdmission(inWindow, phases(jobs), r.Admitted)
+	r.Attempts = attempts(jobs, byID)
 	r.ChargedPerAdmission = ratio(r.Total.Charged, r.Admitted)
 	r.NotModifiedPerAdmission = ratio(r.Total.NotModified, r.Admitted)
 	r.WritesPerAdmission = ratio(r.Total.Writes, r.Admitted)

@@ -211,6 +211,9 @@ type Result struct {
 	// (requestKind; a state read answered 304 counted apart) the window
 	// held: where the requests per admitted job go.
 	RequestsByKind map[string]float64 `json:"requests_per_admitted_job_by_kind,omitempty"`
+	// Attempts is where the jobs' state writes and secondary-limit answers
+	// went, over the whole run (attempts.go).
+	Attempts Attempts `json:"attempts"`
 	// MeanPerMin is the window's average request rate per minute.
 	MeanPerMin     float64 `json:"mean_requests_per_minute"`
 	MeanChargedMin float64 `json:"mean_charged_per_minute"`
@@ -335,6 +338,10 @@ func Merge(wl Workload, rs []*Result) *Result {
 	m.ConflictsPerAdmission = ratio(m.Total.Conflicts, m.Admitted)
 	m.InstallChargedPerJob = ratio(m.ByCredential["writer-installation"].Charged, m.Admitted)
 	m.SecondaryWaitS = round2(m.SecondaryWaitS)
+	m.Attempts = Attempts{}
+	for _, r := range rs {
+		m.Attempts.add(r.Attempts)
+	}
 	m.RequestsByKind = map[string]float64{}
 	for _, r := range rs {
 		for k, v := range r.RequestsByKind {

@@ -23,6 +23,7 @@ var (
 	burstCells = flag.String("burst", "", "TestWorkloads: run these class-sweep cells instead of the named workloads, comma-separated JOBSxSEATS@SPACING[/HOLD] (class.go)")
 	classGrid  = flag.Bool("class", false, "TestWorkloads: run the class sweep's grid (ClassGrid) instead of the named workloads")
 	cellSeeds  = flag.Int("cell-seeds", 4, "TestWorkloads: seeds per class-sweep cell")
+	breakdown  = flag.Bool("breakdown", false, "TestWorkloads: after the class-sweep rows, print where each cell's state writes and secondary-limit answers went (attempts.go)")
 )
 
 // classWorkloads are the cells -burst and -class ask for (nil for neither).
@@ -97,6 +98,9 @@ func TestWorkloads(t *testing.T) {
 	}
 	if len(cells) > 0 {
 		require.NoError(t, RenderClass(os.Stdout, results))
+		if *breakdown {
+			require.NoError(t, RenderAttempts(os.Stdout, results))
+		}
 		return
 	}
 	require.NoError(t, RenderWorkloads(os.Stdout, results))

@@ -61,6 +61,13 @@ type RequestRecord struct {
 	// SecondaryContentHour); empty otherwise. Injected secondary-limit
 	// faults are in Faults instead.
 	Secondary string `json:"secondary,omitempty"`
+	// BranchHeadConflict marks a contents write that lost the branch-head
+	// race: another write moved the branch while this one committed (409
+	// "is at X but expected Y"; Counters.BranchHeadConflicts).
+	BranchHeadConflict bool `json:"branch_head_conflict,omitempty"`
+	// LaggedRead marks a contents read a lagging replica served with an
+	// older version (Options.ReplicaLag; Counters.LaggedReads).
+	LaggedRead bool `json:"lagged_read,omitempty"`
 }
 
 // Metrics is a snapshot of request accounting since the last ResetMetrics.
@@ -145,6 +152,7 @@ func (e *Emulator) recordLocked(rec *RequestRecord, resp *response, plan faultPl
 		if resp.lagged {
 			d.LaggedReads = 1
 		}
+		rec.BranchHeadConflict, rec.LaggedRead = resp.headConflict, resp.lagged
 		if resp.status == http.StatusMovedPermanently || resp.status == http.StatusTemporaryRedirect {
 			d.Redirects = 1
 		}
