@@ -1,12 +1,15 @@
 package acquire
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
@@ -322,4 +325,123 @@ func TestHerdRateReadsTheInstallationOnlyAfterALostFirstWrite(t *testing.T) {
 	busyLog := arrivalsState(now, log...)
 	require.True(t, engages(logRate(busyLog, tk, now), 1))
 	assert.InDelta(t, logRate(busyLog, tk, now), herdRate(false, laterAnswers(40), busyLog, tk, now, 1), 1e-9)
+}
+
+// sustainedArrivals is an arrival log of n first writes, one ticket each
+// (herdRequestsPerArrival steps apart from count 100), minted every gap
+// from start.
+func sustainedArrivals(start time.Time, gap time.Duration, n int) []lockstate.RecentArrival {
+	var log []lockstate.RecentArrival
+	for i := range n {
+		at := start.Add(time.Duration(i) * gap)
+		log = append(log, minted(at.Add(time.Second), at, int64(100+herdRequestsPerArrival*i)))
+	}
+	return log
+}
+
+// sustainedRate paces a burst too slow for herdEngageRate once the log
+// shows herdSustainedMinArrivals arrivals at herdSustainedRate × apiShare a
+// second or faster, measured from the lowest ticket minted in the span to
+// the job's own mint; it counts in poll units, so the compressed demo's
+// arrivals a real second apart are a minute apart in its own time.
+func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
+	t.Parallel()
+	// Ticket 100 was minted at herdT0, one arrival every 0.5 s since: the
+	// job with ticket 100 + 2k was minted k × 0.5 s later and reads 1 s
+	// after its mint.
+	at := func(k int) (ticket, time.Time) {
+		mint := herdT0.Add(time.Duration(k) * 500 * time.Millisecond)
+		return ticket{window: 1700003600, count: int64(100 + herdRequestsPerArrival*k), at: mint}, mint.Add(time.Second)
+	}
+	twoASecond := arrivalsState(herdT0, sustainedArrivals(herdT0, 500*time.Millisecond, 4)...)
+	for _, tc := range []struct {
+		name  string
+		k     int
+		s     *lockstate.State
+		share float64
+		unit  time.Duration
+		paced bool
+		rate  float64
+	}{
+		{"8 arrivals at 2 a second (bench burst-40x4-slow)", 8, twoASecond, 1, time.Second, true, 2},
+		{"7 arrivals are too few", 7, twoASecond, 1, time.Second, false, 0},
+		{"20 arrivals at 2 a second", 20, twoASecond, 1, time.Second, true, 2},
+		{"in the compressed demo (a 60th of a second a unit) the span is half a second", 20, twoASecond, 1, time.Second / 60, false, 0},
+		{"no poll unit", 20, twoASecond, 1, 0, false, 0},
+		{"at a quarter of the App", 8, twoASecond, 0.25, time.Second, true, 2},
+	} {
+		tk, now := at(tc.k)
+		rate, paced := sustainedRate(tc.s, tk, now, tc.share, tc.unit)
+		assert.Equal(t, tc.paced, paced, tc.name)
+		assert.InDelta(t, tc.rate, rate, 0.01, tc.name)
+	}
+
+	// In poll units: 8 arrivals in 0.4 s are 20 a second, but a third of
+	// an arrival a unit in the compressed demo.
+	quick := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
+	tk := ticket{window: 1700003600, count: 116, at: herdT0.Add(400 * time.Millisecond)}
+	rate, paced := sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second)
+	assert.True(t, paced, "20 a second, counted from a second's floor: 8")
+	assert.InDelta(t, 8, rate, 0.01)
+	_, paced = sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second/60)
+	assert.False(t, paced, "a third of an arrival a unit in the demo")
+
+	// Measured mint to mint, not to the read: 8 arrivals at exactly 1.5 a
+	// second pace; read at the job's first read (a second after its mint)
+	// they would read as 1.26.
+	mint := herdT0.Add(16 * time.Second / 3) // 8 arrivals at 1.5 a second
+	tk = ticket{window: 1700003600, count: 116, at: mint}
+	oneAndAHalf := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
+	rate, paced = sustainedRate(oneAndAHalf, tk, mint.Add(time.Second), 1, time.Second)
+	assert.True(t, paced)
+	assert.InDelta(t, 1.5, rate, 0.01)
+	_, paced = sustainedRate(oneAndAHalf, ticket{window: 1700003600, count: 116}, mint.Add(time.Second), 1, time.Second)
+	assert.False(t, paced, "without the ticket's mint time, counted to the read: 1.26 a second")
+
+	// At a quarter of the App, 0.375 a second paces, below it nothing does.
+	slow := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
+	tk = ticket{window: 1700003600, count: 116, at: herdT0.Add(20 * time.Second)}
+	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 0.25, time.Second)
+	assert.True(t, paced, "8 arrivals in 20 s at a quarter")
+	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 1, time.Second)
+	assert.False(t, paced, "8 arrivals in 20 s at apiShare 1 (bench burst: 64 in a minute)")
+
+	// The span: a ticket minted more than 30 units before the read does not
+	// count, nor does another window's, nor a log without mint times.
+	tk = ticket{window: 1700003600, count: 200, at: herdT0.Add(40 * time.Second)}
+	old := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
+	_, paced = sustainedRate(old, tk, tk.at.Add(time.Second), 1, time.Second)
+	assert.False(t, paced, "minted 41 s before the read")
+	other := arrivalsState(herdT0, lockstate.RecentArrival{At: lockstate.FormatTime(herdT0), Window: 1700000000, Count: 10, Minted: lockstate.FormatTime(herdT0.Add(30 * time.Second))})
+	_, paced = sustainedRate(other, tk, tk.at.Add(time.Second), 1, time.Second)
+	assert.False(t, paced, "another window")
+	unminted := arrivalsState(herdT0, logged(herdT0.Add(35*time.Second), 180))
+	_, paced = sustainedRate(unminted, tk, tk.at.Add(time.Second), 1, time.Second)
+	assert.False(t, paced, "no mint time logged")
+	_, paced = sustainedRate(nil, tk, tk.at, 1, time.Second)
+	assert.False(t, paced)
+}
+
+// The sustained rule is asked at a job's first read only: a job whose
+// first write lost is asked again by the rates that see a burst at
+// herdEngageRate (planHerd with first false).
+func TestPlanHerdPacesASustainedBurstAtTheFirstReadOnly(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(herdT0.Add(5 * time.Second))
+	em := emulator.New(emulator.Options{Clock: clk, Seed: 3})
+	em.AddToken("writer-secret", emulator.TokenScope{Label: "writer", RateLimit: 5000})
+	c, err := ghclient.New(ctx, ghclient.Config{APIURL: "http://emulator.test/", Token: "writer-secret",
+		Transport: em.Transport(), Clock: clk, Jitter: func() float64 { return 0.5 }})
+	require.NoError(t, err)
+	tk := ticket{window: 1700003600, count: 100 + 2*herdRequestsPerArrival*4, at: herdT0.Add(4 * time.Second)}
+	q := &acquirer{client: c, ticket: &tk, cfg: lockstate.DefaultConfig(), d: Deps{Clock: clk, PollUnit: time.Second}}
+	s := arrivalsState(herdT0, sustainedArrivals(herdT0, 500*time.Millisecond, 4)...)
+
+	plan := q.planHerd(s, true)
+	require.NotNil(t, plan, "8 arrivals at 2 a second, at the first read")
+	assert.InDelta(t, 2.0, plan.rate, 0.01)
+	assert.Equal(t, tk, plan.t)
+	assert.Nil(t, q.planHerd(s, false), "after a lost first write only the engage rate's rules decide")
+	q.d.PollUnit = time.Second / 60
+	assert.Nil(t, q.planHerd(s, true), "the compressed demo's clock")
 }
