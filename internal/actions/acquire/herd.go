@@ -386,8 +386,11 @@ func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 	if !engages(rate, q.cfg.Share()) {
 		// A slower burst that lasts, at the first read only: a job
 		// whose first write lost is asked again by the rates above.
+		if !first {
+			return nil
+		}
 		low, sustained := sustainedRate(s, *q.ticket, q.now(), q.cfg.Share(), q.d.PollUnit)
-		if !first || !sustained {
+		if !sustained {
 			return nil
 		}
 		rate = low
@@ -488,10 +491,11 @@ func loggedAhead(s *lockstate.State, t ticket, now time.Time, span time.Duration
 // arrivals a second, for the log line.
 //
 // It counts in poll units, a second but in the compressed demo
-// (actionkit.Deps.PollUnit), whose jobs, a minute apart in its own time,
-// arrive a second apart in real time, and whose reaper mints a token every
-// real second: counted in seconds, the rule paced the demo's jobs by
-// slots a minute and a half away, and the demo ran out of time.
+// (actionkit.Deps.PollUnit: a sixtieth of a second), whose jobs, about 10
+// units apart in its own time, arrive a sixth of a second apart in real
+// time, and whose reaper mints a token every real second: counted in
+// seconds, the rule paced the demo's jobs by slots a minute and a half
+// away, and the demo ran out of time.
 func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, unit time.Duration) (rate float64, ok bool) {
 	if unit <= 0 {
 		return 0, false
