@@ -28,7 +28,9 @@ const (
 
 // Attempts is where a run's state writes and secondary-limit answers went.
 // It counts the jobs' own traffic over the whole run (not only the
-// measurement window).
+// measurement window), and the answers the emulator's secondary limits
+// gave (RequestRecord.Secondary): an injected secondary-limit fault is
+// named by its status among the writes and not counted among the answers.
 type Attempts struct {
 	// Writes counts the jobs' state-file writes by the step that sent them
 	// (acquire or release) and how each ended (writeOutcome), keyed
@@ -119,7 +121,8 @@ func (a *Attempts) add(b Attempts) {
 
 // RenderAttempts writes, per result, the write outcomes and secondary-limit
 // answers of Attempts, most frequent first, each with its count per
-// admitted job.
+// admitted job (Result.Admitted: the measurement window's admissions,
+// the whole run for the class sweep's cells).
 func RenderAttempts(w io.Writer, results []*Result) error {
 	for _, r := range results {
 		if _, err := fmt.Fprintf(w, "%s (%d admitted jobs):\n", strings.TrimPrefix(r.Name, "class-"), r.Admitted); err != nil {
