@@ -15,8 +15,10 @@ import (
 // longer the more seats sit unnoticed (docs/performance.md §15). The
 // release knows when its own acquire exited; it logs that hold here.
 //
-// The log only paces polling (internal/actions/acquire/poll.go); no
-// admission, release or recovery decision reads it. The JavaScript
+// The log only paces: polling (internal/actions/acquire/poll.go) and a
+// burst's paced first writes, which keep clear of the releases it
+// forecasts (herd.go); no admission, release or recovery decision reads
+// it. The JavaScript
 // reference and older Go builds drop the array on their next rewrite, after
 // which waiters pace as before until releases log holds again (see
 // docs/state-schema.md).
@@ -52,7 +54,8 @@ func (s *State) NoteHold(now time.Time, held time.Duration) {
 // HoldLogWindow of now (both 0 when n is 0). A waiter forecasts the release
 // of a short hold from them (internal/actions/acquire, handwindow.go): the
 // shortest bounds how early the next may end, and its distance to the
-// median how far the holds spread.
+// median how far the holds spread. A paced first write keeps clear of the
+// releases the median forecasts when that spread is small (herd.go).
 func (s *State) HoldRange(now time.Time) (typical, shortest time.Duration, n int) {
 	var holds []time.Duration
 	for _, h := range s.RecentHolds {

@@ -46,6 +46,15 @@ import (
 //     jobs of the first wave, which read before any of the herd had
 //     written, spread one slot apart (at least herdFirstWaveSpacing) by
 //     their ticket.
+//   - Clear of the releases: a paced first write is not decided within
+//     herdReleaseMarginReads read round trips (a second at 250 ms reads)
+//     of a release the current holders are forecast to
+//     make (forecastReleases: each holder's acquiredAt plus the lock's
+//     typical logged hold, when its holds are alike), since the two would
+//     race for one compare-and-swap. The slot moves to just before the
+//     release when the write before it leaves room, else to just after
+//     it; the slots of the arrivals ahead are moved the same way, in
+//     order, so every waiting job counts the same moves (clearSlot).
 //   - Decided at the head: once its slot has come on an ordinary read,
 //     the job reads the branch head and decides again on that
 //     (herdFresh), since a lagging replica's version makes the slot come
@@ -142,6 +151,27 @@ const (
 	herdSustainedRate        = 1.5
 	herdSustainedMinArrivals = 8
 	herdSustainedSpan        = 30
+	// herdReleaseMarginReads is how far from a forecast release a paced
+	// first write is decided, in the waiter's read round trips
+	// (forecastReleases, clearSlot): about the time one compare-and-swap
+	// is exposed to another (its read, the decision, its write: 1 s at
+	// the bench's 250 ms reads and 500 ms writes). It is also the spread
+	// of the logged holds beyond which no release is forecast. Measured
+	// on bench burst-40x4-slow (40 jobs 0.5 s apart on 4 seats, 5 s
+	// holds; docs/performance.md §31): a paced job's first write lost 44%
+	// of its races before, most of them to a release, since the release
+	// of 5 s holds lands about when the slot of the job two arrivals
+	// behind comes (a slot is 2.07 s); 24% after. A fixed second at 80 ms
+	// answers (bench burst-40x4-fast) moved slots that were not exposed
+	// and cost 1.8 s of its p95.
+	herdReleaseMarginReads = 4
+	// herdReleaseLeadReads is how many of the waiter's read round trips
+	// pass, besides the hold, from a holder's acquiredAt to its release's
+	// decision: the admission write's answer (about two) and the
+	// release's own token mint and state read (about two). Measured in
+	// the bench: 5.75-6.25 s after acquiredAt for 5 s holds, at 250 ms
+	// reads.
+	herdReleaseLeadReads = 4
 )
 
 // ticket is a job's arrival ticket: the App JWT bucket's count at its token
@@ -263,12 +293,106 @@ type herdPlan struct {
 	// the herd logged yet); reread: the job has read again early once on
 	// a slot from the log (sleep).
 	wave, reread bool
+	// releases are the current holders' forecast releases (herdWait sets
+	// them on each read before slot); slot keeps its writes clear of them.
+	releases releaseForecast
+}
+
+// releaseForecast is when the current holders are forecast to decide
+// their releases (forecastReleases), and how long after its slot a paced
+// job decides its write (the read it makes on waking).
+type releaseForecast struct {
+	due          []time.Time
+	lead, margin time.Duration
+}
+
+// newReleaseForecast is the forecast of s's releases (forecastReleases)
+// for a job whose reads take rtt.
+func newReleaseForecast(s *lockstate.State, now time.Time, rtt time.Duration) releaseForecast {
+	return releaseForecast{due: forecastReleases(s, now, rtt), lead: rtt, margin: herdReleaseMarginReads * rtt}
+}
+
+// forecastReleases forecasts when the holders of s decide their releases:
+// each one's acquiredAt plus the typical hold the lock's releases logged
+// (lockstate.State.HoldRange) plus herdReleaseLeadReads round trips of
+// rtt. None (nil) before two holds are logged, when the logged holds
+// spread wider than herdReleaseMarginReads round trips (holds too unalike
+// to say when the next ends: a Unity build's minutes, a cache hit's
+// seconds), without a
+// measured round trip, or when an acquiredAt cannot be read or lies ahead
+// of now (a skewed writer clock).
+func forecastReleases(s *lockstate.State, now time.Time, rtt time.Duration) []time.Time {
+	if s == nil || rtt <= 0 {
+		return nil
+	}
+	typical, shortest, n := s.HoldRange(now)
+	if n < 2 || typical-shortest > herdReleaseMarginReads*rtt {
+		return nil
+	}
+	due := make([]time.Time, 0, len(s.Holders))
+	for _, h := range s.Holders {
+		acq, ok := lockstate.ParseTime(h.AcquiredAt)
+		if !ok || acq.After(now) {
+			return nil
+		}
+		due = append(due, acq.Add(typical+herdReleaseLeadReads*rtt))
+	}
+	return due
+}
+
+// clearSlot moves a paced first write's slot at off the forecast
+// releases: a write decided at at+f.lead within f.margin of a release's
+// decision moves to a margin before the release when that is
+// no earlier than floor and clear of the others, else to a margin after
+// it (and on past any release that one meets). A move of more than
+// limit (a slot's length: holders that release one after another leave
+// no gap) keeps at.
+func (f releaseForecast) clearSlot(at, floor time.Time, limit time.Duration) time.Time {
+	if len(f.due) == 0 {
+		return at
+	}
+	near := func(t time.Time) (time.Time, bool) {
+		for _, r := range f.due {
+			if d := t.Add(f.lead).Sub(r); d > -f.margin && d < f.margin {
+				return r, true
+			}
+		}
+		return time.Time{}, false
+	}
+	r, ok := near(at)
+	if !ok {
+		return at
+	}
+	if before := r.Add(-f.margin - f.lead); !before.Before(floor) {
+		if _, clash := near(before); !clash {
+			return before
+		}
+	}
+	moved := at
+	for range len(f.due) {
+		moved = r.Add(f.margin - f.lead)
+		if r, ok = near(moved); !ok {
+			break
+		}
+	}
+	if ok || moved.Sub(at) > limit {
+		return at
+	}
+	return moved
 }
 
 // engages reports whether rate is a burst worth pacing on a lock whose jobs
 // may use share of the App's limits.
 func engages(rate, share float64) bool {
 	return rate > 0 && rate >= herdEngageRate*share
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // herdSlotLength is the time two content writes take at the paced budget.
@@ -314,6 +438,7 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		// ticket over the wave's expected size.
 		size := max(1, int64(math.Ceil(p.rate*herdFirstWave.Seconds())))
 		at = p.start.Add(time.Duration((p.t.count/herdRequestsPerArrival)%size) * max(herdFirstWaveSpacing, herdSlotLength(share)))
+		at = p.releases.clearSlot(at, now, herdSlotLength(share))
 	} else {
 		if anchor.IsZero() {
 			anchor = now
@@ -321,6 +446,15 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		ahead := max(0, float64(p.t.count-first)/herdRequestsPerArrival-float64(n))
 		w := herdSlotLength(share)
 		at = anchor.Add(time.Duration((ahead + 1) * float64(w)))
+		if len(p.releases.due) > 0 {
+			// The arrivals ahead write first, a slot apart, each moved
+			// clear of the releases as its own job moves it: at least
+			// herdFirstWaveSpacing after the write before it.
+			at = anchor
+			for range int(math.Round(ahead)) + 1 {
+				at = p.releases.clearSlot(at.Add(w), later(at.Add(herdFirstWaveSpacing), now), w)
+			}
+		}
 		if p.limit.IsZero() {
 			p.limit = now.Add(time.Duration(herdMaxSlots*(ahead+1)*float64(w)) + herdMaxSlack)
 		}
@@ -536,6 +670,8 @@ func (q *acquirer) herdWait(ctx context.Context, s *lockstate.State) (slept bool
 	}
 	q.joinSpread = true // the pacing replaces the join spread (burst.go)
 	now := q.now()
+	rtt := q.rtt.min()
+	q.herd.releases = newReleaseForecast(s, now, rtt)
 	at := q.herd.slot(s, q.cfg.Share(), now)
 	if !at.After(now) {
 		return false, nil
