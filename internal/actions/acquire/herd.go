@@ -48,10 +48,10 @@ import (
 //     their ticket.
 //   - Clear of the releases: a paced first write is not decided within
 //     herdReleaseMarginReads read round trips (a second at 250 ms reads)
-//     of a release the current holders are forecast to
-//     make (forecastReleases: each holder's acquiredAt plus the lock's
-//     typical logged hold, when its holds are alike), since the two would
-//     race for one compare-and-swap. The slot moves to just before the
+//     of a release the current holders are forecast to decide
+//     (forecastReleases: each holder's acquiredAt plus the lock's typical
+//     logged hold, when its holds are alike), since the two would race
+//     for one compare-and-swap. The slot moves to just before the
 //     release when the write before it leaves room, else to just after
 //     it; the slots of the arrivals ahead are moved the same way, in
 //     order, so every waiting job counts the same moves (clearSlot).
@@ -318,9 +318,8 @@ func newReleaseForecast(s *lockstate.State, now time.Time, rtt time.Duration) re
 // rtt. None (nil) before two holds are logged, when the logged holds
 // spread wider than herdReleaseMarginReads round trips (holds too unalike
 // to say when the next ends: a Unity build's minutes, a cache hit's
-// seconds), without a
-// measured round trip, or when an acquiredAt cannot be read or lies ahead
-// of now (a skewed writer clock).
+// seconds), without a measured round trip, or when an acquiredAt cannot
+// be read or lies ahead of now (a skewed writer clock).
 func forecastReleases(s *lockstate.State, now time.Time, rtt time.Duration) []time.Time {
 	if s == nil || rtt <= 0 {
 		return nil
@@ -338,6 +337,17 @@ func forecastReleases(s *lockstate.State, now time.Time, rtt time.Duration) []ti
 		due = append(due, acq.Add(typical+herdReleaseLeadReads*rtt))
 	}
 	return due
+}
+
+// ahead reports a forecast release that a write decided after a slot
+// at or later could still come near.
+func (f releaseForecast) ahead(at time.Time) bool {
+	for _, r := range f.due {
+		if at.Add(f.lead).Before(r.Add(f.margin)) {
+			return true
+		}
+	}
+	return false
 }
 
 // clearSlot moves a paced first write's slot at off the forecast
@@ -449,9 +459,14 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 		if len(p.releases.due) > 0 {
 			// The arrivals ahead write first, a slot apart, each moved
 			// clear of the releases as its own job moves it: at least
-			// herdFirstWaveSpacing after the write before it.
+			// herdFirstWaveSpacing after the write before it. Past the
+			// last forecast release the slots are a slot apart again.
 			at = anchor
-			for range int(math.Round(ahead)) + 1 {
+			for left := int(math.Round(ahead)) + 1; left > 0; left-- {
+				if !p.releases.ahead(at) {
+					at = at.Add(time.Duration(left) * w)
+					break
+				}
 				at = p.releases.clearSlot(at.Add(w), later(at.Add(herdFirstWaveSpacing), now), w)
 			}
 		}

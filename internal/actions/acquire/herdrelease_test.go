@@ -100,6 +100,9 @@ func TestHerdSlotClearsTheReleasesInTicketOrder(t *testing.T) {
 	assert.Equal(t, anchor.Add(w+400*ms-time.Second-250*ms), s104)
 	s106 := plan(106, f).slot(st, 1, now)
 	assert.Equal(t, s104.Add(w), s106)
+	// Past the last forecast release, a slot apart, however many are
+	// ahead (the App's tickets count every lock's jobs).
+	assert.Equal(t, s104.Add(5000*w), plan(104+2*5000, f).slot(st, 1, now))
 
 	// The write ahead leaves no room before the release: 104 writes a
 	// margin after it, and 106 a slot after that.
