@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 )
 
@@ -124,7 +125,7 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 		if i+1 < len(versions) {
 			b = versions[i+1].Time
 		}
-		if a, b = later(a, from), earlier(b, to); b.After(a) {
+		if a, b = clock.Later(a, from), clock.Earlier(b, to); b.After(a) {
 			spans = append(spans, span{a, b})
 		}
 	}
@@ -141,7 +142,7 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 		if t, ok := admittedAt[j.holderID]; ok {
 			end = t
 		}
-		a, b := later(w.start.Add(j.arrival), from), earlier(end, to)
+		a, b := clock.Later(w.start.Add(j.arrival), from), clock.Earlier(end, to)
 		if b.After(a) {
 			spans = append(spans, span{a, b})
 		}
@@ -150,7 +151,7 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 	var waiting []span
 	for _, s := range spans {
 		if n := len(waiting); n > 0 && !s.from.After(waiting[n-1].to) {
-			waiting[n-1].to = later(waiting[n-1].to, s.to)
+			waiting[n-1].to = clock.Later(waiting[n-1].to, s.to)
 			continue
 		}
 		waiting = append(waiting, s)
@@ -165,27 +166,13 @@ func seatIdle(w *world, jobs []*simJob, versions []checker.Version, adm []checke
 			continue
 		}
 		for _, s := range waiting {
-			x, y := later(a.Time, s.from), earlier(n, s.to)
+			x, y := clock.Later(a.Time, s.from), clock.Earlier(n, s.to)
 			if y.After(x) {
 				idle += y.Sub(x)
 			}
 		}
 	}
 	return idle, total
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // latencyTargets are the tail targets of wl (issue 23), every workload's

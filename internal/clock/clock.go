@@ -95,3 +95,19 @@ func (f *Fake) Sleeps() []time.Duration {
 	defer f.mu.Unlock()
 	return append([]time.Duration(nil), f.sleeps...)
 }
+
+// Later is the later of a and b (a when they are equal).
+func Later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Earlier is the earlier of a and b (a when they are equal).
+func Earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

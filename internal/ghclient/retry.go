@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
 
 // LateAttemptTimeout bounds the single in-flight attempt granted to a call
@@ -144,7 +146,7 @@ func (c *Client) run(ctx context.Context, op Op, inner bool, fn func(ctx context
 			// that never left (no credentials, no connection) does not
 			// count.
 			c.gateMu.Lock()
-			c.lastWrite = later(c.lastWrite, c.clock.Now())
+			c.lastWrite = clock.Later(c.lastWrite, c.clock.Now())
 			c.gateMu.Unlock()
 		}
 		last = o
@@ -335,7 +337,7 @@ func (c *Client) noteServerWait(o outcome, rb resolvedBudget, inner bool) {
 func (c *Client) HeldUntil() time.Time {
 	c.gateMu.Lock()
 	defer c.gateMu.Unlock()
-	return later(later(c.gateUntil, c.primaryUntil[0]), c.secondaryUntil)
+	return clock.Later(clock.Later(c.gateUntil, c.primaryUntil[0]), c.secondaryUntil)
 }
 
 // SecondaryHeldUntil reports the end of the latest secondary-limit wait
@@ -354,7 +356,7 @@ func (c *Client) SecondaryHeldUntil() time.Time {
 func (c *Client) HoldUntil(t time.Time) {
 	c.gateMu.Lock()
 	defer c.gateMu.Unlock()
-	c.gateUntil = later(c.gateUntil, t)
+	c.gateUntil = clock.Later(c.gateUntil, t)
 }
 
 // credIndex selects the primaryUntil slot of a call's credential.
@@ -432,7 +434,7 @@ func (c *Client) awaitServerWait(ctx context.Context, op Op, rb resolvedBudget, 
 		if !c.mayAwaitPrimary(rb, primary, now) || (rb.hasDeadline && !primary.Before(rb.b.Deadline)) {
 			return c.primaryExhausted(name, rb, attempt-1, maybeApplied, last, primary, now)
 		}
-		until = later(until, primary)
+		until = clock.Later(until, primary)
 	}
 	d := until.Sub(now)
 	if d <= 0 {
@@ -515,14 +517,6 @@ func callEnd(ctx context.Context, rb resolvedBudget) (time.Time, bool) {
 		end, hasEnd = rb.b.Deadline, true
 	}
 	return end, hasEnd
-}
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // attemptOnce obtains credentials (resource calls with App auth) and runs

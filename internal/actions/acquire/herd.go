@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/store"
@@ -397,14 +398,6 @@ func engages(rate, share float64) bool {
 	return rate > 0 && rate >= herdEngageRate*share
 }
 
-// later is the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // herdSlotLength is the time two content writes take at the paced budget.
 func herdSlotLength(share float64) time.Duration {
 	return time.Duration(2 * 60 * float64(time.Second) / (herdBudgetPerMinute * share))
@@ -467,7 +460,7 @@ func (p *herdPlan) slot(s *lockstate.State, share float64, now time.Time) time.T
 					at = at.Add(time.Duration(left) * w)
 					break
 				}
-				at = p.releases.clearSlot(at.Add(w), later(at.Add(herdFirstWaveSpacing), now), w)
+				at = p.releases.clearSlot(at.Add(w), clock.Later(at.Add(herdFirstWaveSpacing), now), w)
 			}
 		}
 		if p.limit.IsZero() {

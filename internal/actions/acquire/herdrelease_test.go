@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 )
 
 // A paced first write is kept clear of the releases the current holders
@@ -130,7 +132,7 @@ func TestHerdSlotsStayOrderedAndClear(t *testing.T) {
 		}
 		prev := anchor
 		for k := range rapid.IntRange(1, 8).Draw(rt, "ahead") {
-			floor := later(prev.Add(herdFirstWaveSpacing), now)
+			floor := clock.Later(prev.Add(herdFirstWaveSpacing), now)
 			got := f.clearSlot(prev.Add(w), floor, w)
 			if got.Before(prev.Add(w)) && got.Before(floor) {
 				rt.Fatalf("slot %d moved ahead to %v, before its floor %v", k, got, floor)
