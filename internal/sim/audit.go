@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/ghclient"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
@@ -332,7 +333,7 @@ func (s *sim) auditRetryAfter(m emulator.Metrics, violate func(string, ...any)) 
 				// "Server-Directed Retry Waits"; spec §1.6 "Delay"): an
 				// instruction that fits its 30 s budget may still produce
 				// a sleep capped at prhead.MaxSleep (10 s).
-				u = minTime(u, sr.done.Add(prhead.MaxSleep))
+				u = clock.Earlier(u, sr.done.Add(prhead.MaxSleep))
 			}
 			evs = append(evs, event{at: sr.done, seq: sr.doneSeq, opens: true, key: key, until: u, isPrim: primary[sr.reqID]})
 		}
@@ -424,13 +425,6 @@ func (s *sim) auditWriteSpacing(violate func(string, ...any)) {
 // isPRHeadRoute reports a request of the current-PR-head guard.
 func isPRHeadRoute(route string) bool {
 	return strings.HasPrefix(route, "GET ") && strings.Contains(route, "/pulls/")
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // auditSecrets checks R-T5 on state, outputs, summaries and stdout.

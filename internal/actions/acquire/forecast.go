@@ -121,6 +121,21 @@ func (h *holdLog) estimate() (typical, earliest time.Duration, ok bool) {
 	return med, lo - max(2*(med-lo), lo/minMarginDivisor), true
 }
 
+// holdEnds is each holder's acquiredAt plus hold, in the holders' order;
+// ok is false when an acquiredAt cannot be read or lies after now (a
+// skewed writer clock), so nothing is forecast from it.
+func holdEnds(holders []lockstate.Holder, hold time.Duration, now time.Time) (ends []time.Time, ok bool) {
+	ends = make([]time.Time, 0, len(holders))
+	for _, x := range holders {
+		t, valid := lockstate.ParseTime(x.AcquiredAt)
+		if !valid || t.After(now) {
+			return nil, false
+		}
+		ends = append(ends, t.Add(hold))
+	}
+	return ends, true
+}
+
 // forecastRelease is when the release that can hand a seat to the waiter at
 // admissible rank comes, if every hold lasts hold: the current holders
 // release at acquiredAt + hold (one already past it at now), each release
@@ -133,13 +148,9 @@ func forecastRelease(holders []lockstate.Holder, hold time.Duration, rank int, n
 	if len(holders) == 0 || hold <= 0 || rank < 0 {
 		return time.Time{}, false
 	}
-	ends := make([]time.Time, 0, len(holders))
-	for _, x := range holders {
-		t, ok := lockstate.ParseTime(x.AcquiredAt)
-		if !ok || t.After(now) {
-			return time.Time{}, false
-		}
-		ends = append(ends, t.Add(hold))
+	ends, ok := holdEnds(holders, hold, now)
+	if !ok {
+		return time.Time{}, false
 	}
 	for range rank {
 		i := earliest(ends)

@@ -171,7 +171,9 @@ const (
 	// decision: the admission write's answer (about two) and the
 	// release's own token mint and state read (about two). Measured in
 	// the bench: 5.75-6.25 s after acquiredAt for 5 s holds, at 250 ms
-	// reads.
+	// reads. The hand window's handLeadReads (3) is the fewest, for the
+	// earliest a release can land; this is the typical, for when it is
+	// decided.
 	herdReleaseLeadReads = 4
 )
 
@@ -329,13 +331,9 @@ func forecastReleases(s *lockstate.State, now time.Time, rtt time.Duration) []ti
 	if n < 2 || typical-shortest > herdReleaseMarginReads*rtt {
 		return nil
 	}
-	due := make([]time.Time, 0, len(s.Holders))
-	for _, h := range s.Holders {
-		acq, ok := lockstate.ParseTime(h.AcquiredAt)
-		if !ok || acq.After(now) {
-			return nil
-		}
-		due = append(due, acq.Add(typical+herdReleaseLeadReads*rtt))
+	due, ok := holdEnds(s.Holders, typical+herdReleaseLeadReads*rtt, now)
+	if !ok {
+		return nil
 	}
 	return due
 }
