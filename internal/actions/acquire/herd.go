@@ -29,7 +29,9 @@ import (
 //     at herdEngageRate × apiShare jobs a second or faster is paced, or,
 //     at a job's first read, one that the log shows arriving at
 //     herdSustainedRate × apiShare a second or faster for at least
-//     herdSustainedMinArrivals jobs (sustainedRate); a lone job, or a few
+//     herdSustainedMinArrivals jobs, or whose arrivals and the releases of
+//     seats turning over within it come to herdSustainedWrites × apiShare
+//     writes a second (sustainedRate, seatTurnover); a lone job, or a few
 //     jobs seconds apart, write at once as before. A
 //     job whose first write lost its race reads the log again, and the
 //     installation's count over its answers so far (herdRate): a lagging
@@ -152,6 +154,25 @@ const (
 	herdSustainedRate        = 1.5
 	herdSustainedMinArrivals = 8
 	herdSustainedSpan        = 30
+	// herdSustainedWrites paces a sustained burst below herdSustainedRate
+	// whose seats turn over within it (seatTurnover): at a job's first
+	// read, once its joins and the releases its seats make come to
+	// herdSustainedWrites × apiShare content writes a poll unit (66 a
+	// minute: each join and each release is one write, and a lost race
+	// one more). Arrivals alone do not say it: one a second is 60 joins a
+	// minute, under GitHub's 80, until four seats of 5 s holds add 37
+	// releases. Measured with `make bench-class` (docs/performance.md
+	// §32): 80 jobs one a second on 1, 2, 4 and 8 seats drew 1, 98, 947
+	// and 952 secondary-limit answers, with busiest minutes of 81-245
+	// write attempts; with this rule and backlogAhead none, 42-73; with
+	// this rule alone the 4- and 8-seat cells still drew 4 and 14. Bench
+	// burst (64 jobs in a minute on 2 seats, 4-6 minute holds) turns over
+	// no seat within the span and is unchanged.
+	herdSustainedWrites = 1.1
+	// herdTurnoverLead is the poll units a seat spends between two holds
+	// besides the hold itself (the release's token mint, read and write,
+	// and the next holder's admission): about a second.
+	herdTurnoverLead = 1
 	// herdReleaseMarginReads is how far from a forecast release a paced
 	// first write is decided, in the waiter's read round trips
 	// (forecastReleases, clearSlot): about the time one compare-and-swap
@@ -529,7 +550,7 @@ func (q *acquirer) planHerd(s *lockstate.State, first bool) *herdPlan {
 		if !first {
 			return nil
 		}
-		low, sustained := sustainedRate(s, *q.ticket, q.now(), q.cfg.Share(), q.d.PollUnit)
+		low, sustained := sustainedRate(s, *q.ticket, q.now(), q.cfg.Share(), q.d.PollUnit, q.cfg.MaxHolders)
 		if !sustained {
 			return nil
 		}
@@ -597,23 +618,40 @@ func logRate(s *lockstate.State, t ticket, now time.Time) float64 {
 	return arrivals / max(now.Sub(oldest).Seconds(), 1)
 }
 
+// loggedTicket is one logged first write's ticket of a job's window, below
+// its own, and when it was minted.
+type loggedTicket struct {
+	count  int64
+	minted time.Time
+}
+
+// loggedBelow is the tickets of t's window below t in the arrival log of
+// s that say when they were minted, no later than now (an older build
+// logged no mint time; a skewed clock may log one ahead).
+func loggedBelow(s *lockstate.State, t ticket, now time.Time) []loggedTicket {
+	if s == nil {
+		return nil
+	}
+	var out []loggedTicket
+	for _, a := range s.RecentArrivals {
+		minted, valid := lockstate.ParseTime(a.Minted)
+		if valid && a.Window == t.window && a.Count < t.count && !minted.After(now) {
+			out = append(out, loggedTicket{count: a.Count, minted: minted})
+		}
+	}
+	return out
+}
+
 // loggedAhead finds, in the arrival log of s, the lowest ticket of t's
 // window below t minted within span of now: the arrivals from it to t
 // (herdRequestsPerArrival ticket steps each) and when it was minted. ok is
 // false when no logged ticket qualifies (none, none minted in the span, or
 // none that says when it was minted: an older build wrote the log).
 func loggedAhead(s *lockstate.State, t ticket, now time.Time, span time.Duration) (arrivals float64, oldest time.Time, ok bool) {
-	if s == nil {
-		return 0, time.Time{}, false
-	}
 	var first int64
-	for _, a := range s.RecentArrivals {
-		minted, valid := lockstate.ParseTime(a.Minted)
-		if !valid || a.Window != t.window || a.Count >= t.count || minted.After(now) || now.Sub(minted) > span {
-			continue
-		}
-		if !ok || a.Count < first {
-			oldest, first, ok = minted, a.Count, true
+	for _, l := range loggedBelow(s, t, now) {
+		if now.Sub(l.minted) <= span && (!ok || l.count < first) {
+			oldest, first, ok = l.minted, l.count, true
 		}
 	}
 	if !ok {
@@ -622,13 +660,37 @@ func loggedAhead(s *lockstate.State, t ticket, now time.Time, span time.Duration
 	return float64(t.count-first) / herdRequestsPerArrival, oldest, true
 }
 
+// backlogAhead finds, in the arrival log of s, the newest ticket of t's
+// window below t, whenever it was minted: the arrivals since it, none of
+// which has written yet, and when it was minted. It dates a paced burst's
+// backlog: its jobs write a slot apart, later than they arrive, so once
+// the backlog is older than herdSustainedSpan, no logged ticket lies in
+// the span while the arrivals go on.
+func backlogAhead(s *lockstate.State, t ticket, now time.Time) (arrivals float64, newest time.Time, ok bool) {
+	var last int64
+	for _, l := range loggedBelow(s, t, now) {
+		if !ok || l.count > last {
+			newest, last, ok = l.minted, l.count, true
+		}
+	}
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	return float64(t.count-last) / herdRequestsPerArrival, newest, true
+}
+
 // sustainedRate is the arrival rate of a burst too slow for herdEngageRate
-// that lasts (docs/performance.md §30), as a job sees it at its first read:
-// the arrivals the log shows from the lowest ticket minted in the last
-// herdSustainedSpan poll units to this job's own, over the time between
-// their mints. It paces (ok) from herdSustainedMinArrivals arrivals at
-// herdSustainedRate × share arrivals a poll unit or faster; rate is in
-// arrivals a second, for the log line.
+// that lasts (docs/performance.md §30, §32), as a job sees it at its first
+// read: the arrivals the log shows from the lowest ticket minted in the
+// last herdSustainedSpan poll units to this job's own, over the time
+// between their mints. When no logged ticket was minted in the span, the
+// arrivals since the newest logged one count instead (backlogAhead): a
+// paced burst that has lasted longer than the span. It paces (ok) from
+// herdSustainedMinArrivals arrivals at herdSustainedRate × share arrivals
+// a poll unit or faster, or when those arrivals and the releases of the
+// lock's seats (seatTurnover, on seats seats) come to herdSustainedWrites
+// × share writes a poll unit; rate is in arrivals a second, for the log
+// line.
 //
 // It counts in poll units, a second but in the compressed demo
 // (actionkit.Deps.PollUnit: a sixtieth of a second), whose jobs, about 10
@@ -636,11 +698,14 @@ func loggedAhead(s *lockstate.State, t ticket, now time.Time, span time.Duration
 // time, and whose reaper mints a token every real second: counted in
 // seconds, the rule paced the demo's jobs by slots a minute and a half
 // away, and the demo ran out of time.
-func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, unit time.Duration) (rate float64, ok bool) {
+func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, unit time.Duration, seats int) (rate float64, ok bool) {
 	if unit <= 0 {
 		return 0, false
 	}
 	arrivals, oldest, found := loggedAhead(s, t, now, herdSustainedSpan*unit)
+	if !found {
+		arrivals, oldest, found = backlogAhead(s, t, now)
+	}
 	if !found || arrivals < herdSustainedMinArrivals {
 		return 0, false
 	}
@@ -650,9 +715,35 @@ func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, u
 	}
 	perUnit := arrivals / max(float64(end.Sub(oldest))/float64(unit), 1)
 	if perUnit < herdSustainedRate*share {
-		return 0, false
+		turnover := seatTurnover(s, now, seats, unit, perUnit)
+		if turnover <= 0 || perUnit+turnover < herdSustainedWrites*share {
+			return 0, false
+		}
 	}
 	return perUnit * float64(time.Second) / float64(unit), true
+}
+
+// seatTurnover is the releases a poll unit seats seats make while
+// arrivals come at arrivals a poll unit: one a seat each typical hold the
+// lock's releases logged (lockstate.State.HoldRange) plus
+// herdTurnoverLead, and no more than the arrivals (a seat releases only
+// the jobs that arrive). It is 0 before a hold is logged, and for holds
+// longer than herdSustainedSpan: a seat that turns over more slowly than
+// the span the arrivals are counted over adds little to their minute,
+// and a queue that long spreads its joins (burst.go).
+func seatTurnover(s *lockstate.State, now time.Time, seats int, unit time.Duration, arrivals float64) float64 {
+	if s == nil || unit <= 0 {
+		return 0
+	}
+	typical, _, n := s.HoldRange(now)
+	if n == 0 {
+		return 0
+	}
+	cycle := float64(typical)/float64(unit) + herdTurnoverLead
+	if cycle > herdSustainedSpan {
+		return 0
+	}
+	return min(arrivals, float64(max(seats, 1))/cycle)
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its

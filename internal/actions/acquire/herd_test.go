@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/clock"
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/emulator"
@@ -371,7 +372,7 @@ func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
 		{"at a quarter of the App", 8, twoASecond, 0.25, time.Second, true, 2},
 	} {
 		tk, now := at(tc.k)
-		rate, paced := sustainedRate(tc.s, tk, now, tc.share, tc.unit)
+		rate, paced := sustainedRate(tc.s, tk, now, tc.share, tc.unit, 1)
 		assert.Equal(t, tc.paced, paced, tc.name)
 		assert.InDelta(t, tc.rate, rate, 0.01, tc.name)
 	}
@@ -380,10 +381,10 @@ func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
 	// an arrival a unit in the compressed demo.
 	quick := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
 	tk := ticket{window: 1700003600, count: 116, at: herdT0.Add(400 * time.Millisecond)}
-	rate, paced := sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second)
+	rate, paced := sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second, 1)
 	assert.True(t, paced, "20 a second, counted from a second's floor: 8")
 	assert.InDelta(t, 8, rate, 0.01)
-	_, paced = sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second/60)
+	_, paced = sustainedRate(quick, tk, tk.at.Add(50*time.Millisecond), 1, time.Second/60, 1)
 	assert.False(t, paced, "a third of an arrival a unit in the demo")
 
 	// Measured mint to mint, not to the read: 8 arrivals at exactly 1.5 a
@@ -392,34 +393,167 @@ func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
 	mint := herdT0.Add(16 * time.Second / 3) // 8 arrivals at 1.5 a second
 	tk = ticket{window: 1700003600, count: 116, at: mint}
 	oneAndAHalf := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
-	rate, paced = sustainedRate(oneAndAHalf, tk, mint.Add(time.Second), 1, time.Second)
+	rate, paced = sustainedRate(oneAndAHalf, tk, mint.Add(time.Second), 1, time.Second, 1)
 	assert.True(t, paced)
 	assert.InDelta(t, 1.5, rate, 0.01)
-	_, paced = sustainedRate(oneAndAHalf, ticket{window: 1700003600, count: 116}, mint.Add(time.Second), 1, time.Second)
+	_, paced = sustainedRate(oneAndAHalf, ticket{window: 1700003600, count: 116}, mint.Add(time.Second), 1, time.Second, 1)
 	assert.False(t, paced, "without the ticket's mint time, counted to the read: 1.26 a second")
 
 	// At a quarter of the App, 0.375 a second paces, below it nothing does.
 	slow := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
 	tk = ticket{window: 1700003600, count: 116, at: herdT0.Add(20 * time.Second)}
-	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 0.25, time.Second)
+	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 0.25, time.Second, 1)
 	assert.True(t, paced, "8 arrivals in 20 s at a quarter")
-	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 1, time.Second)
+	_, paced = sustainedRate(slow, tk, tk.at.Add(time.Second), 1, time.Second, 1)
 	assert.False(t, paced, "8 arrivals in 20 s at apiShare 1 (bench burst: 64 in a minute)")
 
 	// The span: a ticket minted more than 30 units before the read does not
 	// count, nor does another window's, nor a log without mint times.
 	tk = ticket{window: 1700003600, count: 200, at: herdT0.Add(40 * time.Second)}
 	old := arrivalsState(herdT0, minted(herdT0.Add(time.Second), herdT0, 100))
-	_, paced = sustainedRate(old, tk, tk.at.Add(time.Second), 1, time.Second)
-	assert.False(t, paced, "minted 41 s before the read")
+	_, paced = sustainedRate(old, tk, tk.at.Add(time.Second), 1, time.Second, 1)
+	assert.False(t, paced, "minted 41 s before the read: the 50 arrivals since are a backlog of 1.28 a second, under the rate, with no seat turning over")
 	other := arrivalsState(herdT0, lockstate.RecentArrival{At: lockstate.FormatTime(herdT0), Window: 1700000000, Count: 10, Minted: lockstate.FormatTime(herdT0.Add(30 * time.Second))})
-	_, paced = sustainedRate(other, tk, tk.at.Add(time.Second), 1, time.Second)
+	_, paced = sustainedRate(other, tk, tk.at.Add(time.Second), 1, time.Second, 1)
 	assert.False(t, paced, "another window")
 	unminted := arrivalsState(herdT0, logged(herdT0.Add(35*time.Second), 180))
-	_, paced = sustainedRate(unminted, tk, tk.at.Add(time.Second), 1, time.Second)
+	_, paced = sustainedRate(unminted, tk, tk.at.Add(time.Second), 1, time.Second, 1)
 	assert.False(t, paced, "no mint time logged")
-	_, paced = sustainedRate(nil, tk, tk.at, 1, time.Second)
+	_, paced = sustainedRate(nil, tk, tk.at, 1, time.Second, 1)
 	assert.False(t, paced)
+}
+
+// holdsState is s with holds of held logged, the last at now.
+func holdsState(s *lockstate.State, now time.Time, held time.Duration, n int) *lockstate.State {
+	for i := range n {
+		s.NoteHold(now.Add(time.Duration(i-n+1)*time.Second), held)
+	}
+	return s
+}
+
+// One arrival a second is 60 joins a minute, under GitHub's 80; the
+// releases of seats that turn over within the burst take it over
+// (docs/performance.md §32). The sustained rule counts them: arrivals plus
+// one release a seat each typical logged hold and a second, no more than
+// the arrivals, against 1.1 writes a second, for holds shorter than its
+// 30 s span only.
+func TestSustainedRateCountsTheSeatsTurnover(t *testing.T) {
+	t.Parallel()
+	// Ticket 100 + 2k was minted k seconds after herdT0; the job with
+	// k = 8 reads a second after its mint: 8 arrivals at 1 a second.
+	mint := herdT0.Add(8 * time.Second)
+	tk := ticket{window: 1700003600, count: 100 + herdRequestsPerArrival*8, at: mint}
+	now := mint.Add(time.Second)
+	oneASecond := func() *lockstate.State {
+		return arrivalsState(herdT0, sustainedArrivals(herdT0, time.Second, 4)...)
+	}
+	for _, tc := range []struct {
+		name  string
+		held  time.Duration
+		holds int
+		seats int
+		share float64
+		unit  time.Duration
+		paced bool
+	}{
+		{"no hold logged yet", 0, 0, 4, 1, time.Second, false},
+		{"4 seats of 5 s holds (1 + 0.67 a second)", 5 * time.Second, 2, 4, 1, time.Second, true},
+		{"8 seats of 5 s holds: no more releases than arrivals (1 + 1)", 5 * time.Second, 2, 8, 1, time.Second, true},
+		{"1 seat of 5 s holds (1 + 0.17)", 5 * time.Second, 1, 1, 1, time.Second, true},
+		{"1 seat of 10 s holds (1 + 0.09)", 10 * time.Second, 2, 1, 1, time.Second, false},
+		{"8 seats of 30 s holds: slower than the span", 30 * time.Second, 2, 8, 1, time.Second, false},
+		{"bench burst: 2 seats of 5 minute holds", 5 * time.Minute, 2, 2, 1, time.Second, false},
+		{"the compressed demo: 5 s holds are 300 units", 5 * time.Second, 2, 4, 1, time.Second / 60, false},
+		{"no poll unit", 5 * time.Second, 2, 4, 1, 0, false},
+	} {
+		s := holdsState(oneASecond(), herdT0.Add(7*time.Second), tc.held, tc.holds)
+		rate, paced := sustainedRate(s, tk, now, tc.share, tc.unit, tc.seats)
+		assert.Equal(t, tc.paced, paced, tc.name)
+		if paced {
+			assert.InDelta(t, 1, rate, 0.01, "the rate logged is the arrivals': "+tc.name)
+		}
+	}
+
+	// At a quarter of the App, one arrival every 3 s is under the rate
+	// (0.33 a second against 0.375); on one seat of 5 s holds it is 0.33
+	// + 0.17 writes a second, over 0.275.
+	every3s := func() *lockstate.State {
+		return arrivalsState(herdT0, sustainedArrivals(herdT0, 3*time.Second, 4)...)
+	}
+	slowTk := ticket{window: 1700003600, count: 100 + herdRequestsPerArrival*8, at: herdT0.Add(24 * time.Second)}
+	_, paced := sustainedRate(every3s(), slowTk, slowTk.at.Add(time.Second), 0.25, time.Second, 1)
+	assert.False(t, paced, "a quarter of the App, no hold logged")
+	quarter := holdsState(every3s(), herdT0.Add(20*time.Second), 5*time.Second, 2)
+	_, paced = sustainedRate(quarter, slowTk, slowTk.at.Add(time.Second), 0.25, time.Second, 1)
+	assert.True(t, paced, "a quarter of the App")
+	_, paced = sustainedRate(quarter, slowTk, slowTk.at.Add(time.Second), 1, time.Second, 1)
+	assert.False(t, paced, "the whole App")
+}
+
+// More seats, or shorter holds, never stop a burst from being paced: both
+// only add releases to the minute.
+func TestSustainedRateTurnoverIsMonotone(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		gap := time.Duration(rapid.IntRange(300, 3000).Draw(rt, "gapMs")) * time.Millisecond
+		k := rapid.IntRange(8, 40).Draw(rt, "k")
+		seats := rapid.IntRange(1, 16).Draw(rt, "seats")
+		held := time.Duration(rapid.IntRange(1000, 60000).Draw(rt, "heldMs")) * time.Millisecond
+		share := rapid.SampledFrom([]float64{0.25, 0.5, 1}).Draw(rt, "share")
+		mint := herdT0.Add(time.Duration(k) * gap)
+		tk := ticket{window: 1700003600, count: int64(100 + herdRequestsPerArrival*k), at: mint}
+		logAt := herdT0.Add(time.Duration(k-1) * gap)
+		paced := func(seats int, held time.Duration) bool {
+			s := holdsState(arrivalsState(herdT0, sustainedArrivals(herdT0, gap, 4)...), logAt, held, 2)
+			_, ok := sustainedRate(s, tk, mint.Add(time.Second), share, time.Second, seats)
+			return ok
+		}
+		if paced(seats, held) {
+			if !paced(seats+1, held) {
+				rt.Fatalf("paced on %d seats, not on %d", seats, seats+1)
+			}
+			if shorter := held / 2; shorter >= time.Second && !paced(seats, shorter) {
+				rt.Fatalf("paced at %s holds, not at %s", held, shorter)
+			}
+		}
+	})
+}
+
+// A paced burst's jobs write a slot apart, later than they arrive: once it
+// has lasted longer than the rule's 30 s span, no logged ticket lies in
+// the span, and the arrivals since the newest logged ticket date the burst
+// (backlogAhead). Without that, the jobs arriving from then on wrote at
+// once, 17-26 writes in 10 s (docs/performance.md §32).
+func TestSustainedRateCountsAPacedBacklog(t *testing.T) {
+	t.Parallel()
+	// The first 8 arrivals, one a second, wrote; the next 50 are paced.
+	log := sustainedArrivals(herdT0, time.Second, 8)
+	mint := herdT0.Add(57 * time.Second)
+	tk := ticket{window: 1700003600, count: 100 + herdRequestsPerArrival*57, at: mint}
+	now := mint.Add(time.Second)
+	s := holdsState(arrivalsState(herdT0, log...), herdT0.Add(50*time.Second), 5*time.Second, 2)
+	_, _, inSpan := loggedAhead(s, tk, now, herdSustainedSpan*time.Second)
+	require.False(t, inSpan, "no logged ticket minted in the last 30 s")
+	arrivals, newest, ok := backlogAhead(s, tk, now)
+	require.True(t, ok)
+	assert.InDelta(t, 50, arrivals, 0.01, "the arrivals since the newest logged ticket")
+	assert.Equal(t, herdT0.Add(7*time.Second), newest)
+	rate, paced := sustainedRate(s, tk, now, 1, time.Second, 4)
+	assert.True(t, paced, "one a second on 4 seats of 5 s holds, dated by the backlog")
+	assert.InDelta(t, 1, rate, 0.01)
+
+	// Two a second pace without a seat turning over.
+	fast := arrivalsState(herdT0, sustainedArrivals(herdT0, 500*time.Millisecond, 8)...)
+	fastTk := ticket{window: 1700003600, count: 100 + herdRequestsPerArrival*100, at: herdT0.Add(50 * time.Second)}
+	_, paced = sustainedRate(fast, fastTk, fastTk.at.Add(time.Second), 1, time.Second, 4)
+	assert.True(t, paced, "92 arrivals in 46.5 s")
+
+	// A quiet lock: 10 arrivals in the minute since the newest logged one.
+	quietTk := ticket{window: 1700003600, count: 114 + herdRequestsPerArrival*10, at: herdT0.Add(67 * time.Second)}
+	_, paced = sustainedRate(s, quietTk, quietTk.at.Add(time.Second), 1, time.Second, 4)
+	assert.False(t, paced, "10 arrivals in 60 s")
+	_, _, ok = backlogAhead(arrivalsState(herdT0), tk, now)
+	assert.False(t, ok, "an empty log")
 }
 
 // The sustained rule is asked at a job's first read only: a job whose
