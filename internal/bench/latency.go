@@ -50,6 +50,15 @@ func latencyWorkloads() []Workload {
 	slow.Name = "burst-40x4-slow"
 	slow.Description = "40 jobs 0.5 s apart on 4 seats, 5 s holds, GitHub's secondary limits as they are: 2 arrivals a second, below the pacing's engage rate, whose writes still outrun the budget"
 	slow.Jobs = evenlySpaced(40, 500*time.Millisecond, 5*time.Second)
+	// turnover is a burst of one job a second, too slow for every
+	// arrival rate the pacing reads, whose joins (60 a minute) outrun the
+	// budget only with the releases of its seats turning over within it
+	// (docs/performance.md §32). Two seats keep the seat time it needs
+	// within the write budget, so it is judged on the tail's every target.
+	turnover := x4
+	turnover.Name, turnover.Seats, turnover.Seeds = "burst-40x2-1s", 2, 4
+	turnover.Description = "40 jobs 1 s apart on 2 seats, 5 s holds, GitHub's secondary limits as they are: 60 joins a minute, under the limit until the seats' releases are counted"
+	turnover.Jobs = evenlySpaced(40, time.Second, 5*time.Second)
 	// fast is wl answered at FastLatency, over 4 seeds: a job's first
 	// answers come too close together to show a burst in their counts
 	// (docs/performance.md §14).
@@ -74,6 +83,7 @@ func latencyWorkloads() []Workload {
 		fast(quarter, "burst-20-quarter-fast"),
 		fast(x4, "burst-40x4-fast"),
 		slow,
+		turnover,
 		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",

@@ -166,13 +166,21 @@ const (
 	// and 952 secondary-limit answers, with busiest minutes of 81-245
 	// write attempts; with this rule and backlogAhead none, 42-73; with
 	// this rule alone the 4- and 8-seat cells still drew 4 and 14. Bench
-	// burst (64 jobs in a minute on 2 seats, 4-6 minute holds) turns over
-	// no seat within the span and is unchanged.
+	// burst (64 jobs in a minute on 2 seats, 4-6 minute holds) releases
+	// too seldom to count (herdMinTurnover) and is unchanged.
 	herdSustainedWrites = 1.1
 	// herdTurnoverLead is the poll units a seat spends between two holds
 	// besides the hold itself (the release's token mint, read and write,
 	// and the next holder's admission): about a second.
 	herdTurnoverLead = 1
+	// herdMinTurnover is the fewest releases a poll unit that count
+	// (seatTurnover): 6 a minute, one seat of 10 s holds or eight of 80
+	// s. The arrival rate read over the span varies by a fifth about its
+	// mean for a burst as random as bench burst's (64 jobs in a minute,
+	// 1.07 a second), whose 2 seats of 4-6 minute holds release once in
+	// two and a half minutes: counted, those releases would pace it
+	// whenever its arrivals read above 1.1 a second.
+	herdMinTurnover = 0.1
 	// herdReleaseMarginReads is how far from a forecast release a paced
 	// first write is decided, in the waiter's read round trips
 	// (forecastReleases, clearSlot): about the time one compare-and-swap
@@ -715,7 +723,7 @@ func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, u
 	}
 	perUnit := arrivals / max(float64(end.Sub(oldest))/float64(unit), 1)
 	if perUnit < herdSustainedRate*share {
-		turnover := seatTurnover(s, now, seats, unit, perUnit)
+		turnover := seatTurnover(s, now, seats, unit, share, perUnit)
 		if turnover <= 0 || perUnit+turnover < herdSustainedWrites*share {
 			return 0, false
 		}
@@ -727,11 +735,9 @@ func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, u
 // arrivals come at arrivals a poll unit: one a seat each typical hold the
 // lock's releases logged (lockstate.State.HoldRange) plus
 // herdTurnoverLead, and no more than the arrivals (a seat releases only
-// the jobs that arrive). It is 0 before a hold is logged, and for holds
-// longer than herdSustainedSpan: a seat that turns over more slowly than
-// the span the arrivals are counted over adds little to their minute,
-// and a queue that long spreads its joins (burst.go).
-func seatTurnover(s *lockstate.State, now time.Time, seats int, unit time.Duration, arrivals float64) float64 {
+// the jobs that arrive). It is 0 before a hold is logged, and below
+// herdMinTurnover × share.
+func seatTurnover(s *lockstate.State, now time.Time, seats int, unit time.Duration, share, arrivals float64) float64 {
 	if s == nil || unit <= 0 {
 		return 0
 	}
@@ -739,11 +745,11 @@ func seatTurnover(s *lockstate.State, now time.Time, seats int, unit time.Durati
 	if n == 0 {
 		return 0
 	}
-	cycle := float64(typical)/float64(unit) + herdTurnoverLead
-	if cycle > herdSustainedSpan {
+	releases := min(arrivals, float64(max(seats, 1))/(float64(typical)/float64(unit)+herdTurnoverLead))
+	if releases < herdMinTurnover*share {
 		return 0
 	}
-	return min(arrivals, float64(max(seats, 1))/cycle)
+	return releases
 }
 
 // newcomer reports a job with neither a queue entry nor a seat in s: its

@@ -435,8 +435,8 @@ func holdsState(s *lockstate.State, now time.Time, held time.Duration, n int) *l
 // releases of seats that turn over within the burst take it over
 // (docs/performance.md §32). The sustained rule counts them: arrivals plus
 // one release a seat each typical logged hold and a second, no more than
-// the arrivals, against 1.1 writes a second, for holds shorter than its
-// 30 s span only.
+// the arrivals, against 1.1 writes a second, once they come to a tenth of
+// a release a second.
 func TestSustainedRateCountsTheSeatsTurnover(t *testing.T) {
 	t.Parallel()
 	// Ticket 100 + 2k was minted k seconds after herdT0; the job with
@@ -461,7 +461,8 @@ func TestSustainedRateCountsTheSeatsTurnover(t *testing.T) {
 		{"8 seats of 5 s holds: no more releases than arrivals (1 + 1)", 5 * time.Second, 2, 8, 1, time.Second, true},
 		{"1 seat of 5 s holds (1 + 0.17)", 5 * time.Second, 1, 1, 1, time.Second, true},
 		{"1 seat of 10 s holds (1 + 0.09)", 10 * time.Second, 2, 1, 1, time.Second, false},
-		{"8 seats of 30 s holds: slower than the span", 30 * time.Second, 2, 8, 1, time.Second, false},
+		{"8 seats of 30 s holds (1 + 0.26)", 30 * time.Second, 2, 8, 1, time.Second, true},
+		{"2 seats of 30 s holds: 0.06 releases a second are too few to count", 30 * time.Second, 2, 2, 1, time.Second, false},
 		{"bench burst: 2 seats of 5 minute holds", 5 * time.Minute, 2, 2, 1, time.Second, false},
 		{"the compressed demo: 5 s holds are 300 units", 5 * time.Second, 2, 4, 1, time.Second / 60, false},
 		{"no poll unit", 5 * time.Second, 2, 4, 1, 0, false},
