@@ -59,6 +59,14 @@ func latencyWorkloads() []Workload {
 	turnover.Name, turnover.Seats, turnover.Seeds = "burst-40x2-1s", 2, 4
 	turnover.Description = "40 jobs 1 s apart on 2 seats, 5 s holds, GitHub's secondary limits as they are: 60 joins a minute, under the limit until the seats' releases are counted"
 	turnover.Jobs = evenlySpaced(40, time.Second, 5*time.Second)
+	// quarterSlow is the quarter's burst at one job every 2 s: a tenth of
+	// the engage rate, which its first 8 unpaced writes, their releases
+	// and their lost races once took over the quarter's 20 content writes
+	// a minute (docs/performance.md §33).
+	quarterSlow := quarter
+	quarterSlow.Name, quarterSlow.Seeds = "burst-20-quarter-slow", 4
+	quarterSlow.Description = "20 jobs 2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter and the lock's apiShare saying so: one arrival every 2 s is 30 joins a minute against the quarter's 20 content writes"
+	quarterSlow.Jobs = evenlySpaced(20, 2*time.Second, 5*time.Second)
 	// fast is wl answered at FastLatency, over 4 seeds: a job's first
 	// answers come too close together to show a burst in their counts
 	// (docs/performance.md §14).
@@ -84,6 +92,7 @@ func latencyWorkloads() []Workload {
 		fast(x4, "burst-40x4-fast"),
 		slow,
 		turnover,
+		quarterSlow,
 		{
 			Name: "burst-40x2", Seats: 2, Latency: DefaultLatency, Seeds: 4, NoticedP95: 10 * time.Second,
 			Description: "40 jobs 0.1 s apart on 2 seats, 30 s holds, GitHub's secondary limits as they are: the queue is 20 holds deep, and the limit's stops and the late joins it holds back make the queue's pace uneven for its far waiters",

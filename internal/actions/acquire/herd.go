@@ -29,7 +29,7 @@ import (
 //     at herdEngageRate × apiShare jobs a second or faster is paced, or,
 //     at a job's first read, one that the log shows arriving at
 //     herdSustainedRate × apiShare a second or faster for at least
-//     herdSustainedMinArrivals jobs, or whose arrivals and the releases of
+//     herdSustainedMinArrivals × apiShare jobs, or whose arrivals and the releases of
 //     seats turning over within it come to herdSustainedWrites × apiShare
 //     writes a second (sustainedRate, seatTurnover); a lone job, or a few
 //     jobs seconds apart, write at once as before. A
@@ -139,7 +139,8 @@ const (
 	// herdSustainedRate, herdSustainedMinArrivals and herdSustainedSpan
 	// pace a burst too slow for herdEngageRate that lasts
 	// (sustainedRate): at a job's first read, at least
-	// herdSustainedMinArrivals arrivals at herdSustainedRate × apiShare a
+	// herdSustainedMinArrivals arrivals (fewer at an apiShare below 1:
+	// sustainedMinArrivals) at herdSustainedRate × apiShare a
 	// poll unit (a second) or faster, counted from the lowest ticket the
 	// log shows minted in the last herdSustainedSpan poll units. Joins at
 	// 1.5 a second are 90 a minute, over GitHub's 80 before any release.
@@ -154,6 +155,15 @@ const (
 	herdSustainedRate        = 1.5
 	herdSustainedMinArrivals = 8
 	herdSustainedSpan        = 30
+	// herdSustainedMinShareArrivals: on a lock whose jobs may use share
+	// of the App's limits, the sustained rule needs herdSustainedMinArrivals
+	// × share arrivals, and at least this many (sustainedMinArrivals).
+	// Eight unpaced first writes are a tenth of GitHub's 80 a minute, but
+	// two fifths of a quarter's 20, before their releases and lost races
+	// are counted: 20 jobs 2 s apart on 2 seats of 5 s holds at a quarter
+	// drew 62 secondary-limit answers and a handoff-noticed p95 of 53 s;
+	// counted from 2 arrivals, none and 14 s (docs/performance.md §33).
+	herdSustainedMinShareArrivals = 2
 	// herdSustainedWrites paces a sustained burst below herdSustainedRate
 	// whose seats turn over within it (seatTurnover): at a job's first
 	// read, once its joins and the releases its seats make come to
@@ -688,13 +698,13 @@ func backlogAhead(s *lockstate.State, t ticket, now time.Time) (arrivals float64
 }
 
 // sustainedRate is the arrival rate of a burst too slow for herdEngageRate
-// that lasts (docs/performance.md §30, §32), as a job sees it at its first
+// that lasts (docs/performance.md §30, §32, §33), as a job sees it at its first
 // read: the arrivals the log shows from the lowest ticket minted in the
 // last herdSustainedSpan poll units to this job's own, over the time
 // between their mints. When no logged ticket was minted in the span, the
 // arrivals since the newest logged one count instead (backlogAhead): a
 // paced burst that has lasted longer than the span. It paces (ok) from
-// herdSustainedMinArrivals arrivals at herdSustainedRate × share arrivals
+// sustainedMinArrivals(share) arrivals at herdSustainedRate × share arrivals
 // a poll unit or faster, or when those arrivals and the releases of the
 // lock's seats (seatTurnover, on seats seats) come to herdSustainedWrites
 // × share writes a poll unit; rate is in arrivals a second, for the log
@@ -714,7 +724,7 @@ func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, u
 	if !found {
 		arrivals, oldest, found = backlogAhead(s, t, now)
 	}
-	if !found || arrivals < herdSustainedMinArrivals {
+	if !found || arrivals < sustainedMinArrivals(share) {
 		return 0, false
 	}
 	end := now
@@ -729,6 +739,13 @@ func sustainedRate(s *lockstate.State, t ticket, now time.Time, share float64, u
 		}
 	}
 	return perUnit * float64(time.Second) / float64(unit), true
+}
+
+// sustainedMinArrivals is how many arrivals the sustained rule needs on a
+// lock whose jobs may use share of the App's limits: herdSustainedMinArrivals
+// × share, rounded up, and at least herdSustainedMinShareArrivals.
+func sustainedMinArrivals(share float64) float64 {
+	return max(herdSustainedMinShareArrivals, math.Ceil(herdSustainedMinArrivals*share))
 }
 
 // seatTurnover is the releases a poll unit seats seats make while

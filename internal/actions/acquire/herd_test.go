@@ -341,7 +341,7 @@ func sustainedArrivals(start time.Time, gap time.Duration, n int) []lockstate.Re
 }
 
 // sustainedRate paces a burst too slow for herdEngageRate once the log
-// shows herdSustainedMinArrivals arrivals at herdSustainedRate × apiShare a
+// shows herdSustainedMinArrivals × apiShare arrivals (at least 2) at herdSustainedRate × apiShare a
 // second or faster, measured from the lowest ticket minted in the span to
 // the job's own mint; it counts in poll units, so the compressed demo's
 // arrivals a real second apart are a minute apart in its own time.
@@ -370,6 +370,11 @@ func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
 		{"in the compressed demo (a 60th of a second a unit) the span is half a second", 20, twoASecond, 1, time.Second / 60, false, 0},
 		{"no poll unit", 20, twoASecond, 1, 0, false, 0},
 		{"at a quarter of the App", 8, twoASecond, 0.25, time.Second, true, 2},
+		{"2 arrivals at a quarter of the App: a tenth of its 20 writes a minute", 2, twoASecond, 0.25, time.Second, true, 2},
+		{"1 arrival at a quarter of the App", 1, twoASecond, 0.25, time.Second, false, 0},
+		{"2 arrivals at the whole App", 2, twoASecond, 1, time.Second, false, 0},
+		{"4 arrivals at half the App", 4, twoASecond, 0.5, time.Second, true, 2},
+		{"3 arrivals at half the App", 3, twoASecond, 0.5, time.Second, false, 0},
 	} {
 		tk, now := at(tc.k)
 		rate, paced := sustainedRate(tc.s, tk, now, tc.share, tc.unit, 1)
