@@ -51,9 +51,9 @@ bench:
 	@set -o pipefail; BENCH_JSON=$(BENCH_JSON) $(GO) test -count=1 -timeout 10m -run '^TestHistoryVerifyScale$$' -v ./internal/bench | grep -v -e '^=== '
 
 ## bench-class: the class sweep (docs/performance.md §27): the tail targets over 80-job bursts at five
-## arrival spacings on 1, 2, 4 and 8 seats and 10-job bursts on 1 and 2 seats, one row each (reported,
-## not asserted; about two and a half minutes).
-## BURST=80x2@200ms,40x4@1s/30s runs those cells instead; CELL_SEEDS (default 4) sets the seeds per cell;
+## arrival spacings on 1, 2, 4 and 8 seats, 10-job bursts on 1 and 2 seats and 20-job bursts on a lock at a
+## quarter of the App, one row each (reported, not asserted; about three minutes).
+## BURST=80x2@200ms,40x4@1s/30s,20x2@2s:0.25 runs those cells instead (JOBSxSEATS@SPACING[/HOLD][:SHARE]); CELL_SEEDS (default 4) sets the seeds per cell;
 ## BREAKDOWN=1 adds where each cell's state writes and secondary-limit answers went (§29).
 bench-class:
 	@set -o pipefail; $(GO) test -count=1 -timeout 30m -run '^TestWorkloads$$' -v ./internal/bench -args $(if $(BURST),-burst '$(BURST)',-class) -cell-seeds $(or $(CELL_SEEDS),4) $(if $(filter 1,$(BREAKDOWN)),-breakdown) | grep -v -e '^=== ' -e '^--- ' -e '^PASS$$'

@@ -15,20 +15,25 @@ import (
 // grid of burst sizes, arrival spacings and seat counts, so a change tuned
 // on the named bursts shows what it does to the ones beside them.
 //
-// A cell is written JOBSxSEATS@SPACING[/HOLD]: 80x2@200ms is 80 jobs 0.2 s
-// apart on 2 seats, each holding its seat 5 s (the default hold); 40x4@1s/30s
-// holds 30 s. Cells run at DefaultLatency under GitHub's own secondary
-// limits, on the config every named workload without one uses
-// (runner serialization, no cooldown), and are judged like bench
-// burst-40x4: 0 secondary-limit answers, at most 70 content-creating
-// requests in any 60 s, a handoff-noticed p95 of at most 10 s, and a
-// seat-idle share of at most 5%.
+// A cell is written JOBSxSEATS@SPACING[/HOLD][:SHARE]: 80x2@200ms is 80
+// jobs 0.2 s apart on 2 seats, each holding its seat 5 s (the default
+// hold); 40x4@1s/30s holds 30 s; 20x2@2s:0.25 runs on a lock whose
+// apiShare is 0.25, under GitHub's secondary limits times 0.25, as bench
+// burst-20-quarter-limits does. Cells run at DefaultLatency under GitHub's
+// own secondary limits (times the share), on the config every named
+// workload without one uses (runner serialization, no cooldown, and the
+// share as apiShare), and are judged like bench burst-40x4: 0
+// secondary-limit answers, at most 70 content-creating requests in any 60
+// s, a handoff-noticed p95 of at most 10 s (20 s below a share of 1, as
+// the quarter's bursts are), and a seat-idle share of at most 5%.
 
 // BurstSpec is one cell of the class sweep: Jobs jobs arriving Spacing
-// apart on Seats seats, each holding its seat for Hold.
+// apart on Seats seats, each holding its seat for Hold, on a lock whose
+// apiShare is Share (1 unless the spec names one).
 type BurstSpec struct {
 	Jobs, Seats   int
 	Spacing, Hold time.Duration
+	Share         float64
 }
 
 // DefaultClassHold is a cell's hold when its spec names none: the hold of
@@ -41,17 +46,29 @@ const (
 	maxClassSeats   = 64
 	maxClassSpacing = time.Hour
 	maxClassHold    = time.Hour
+	// minClassShare is the smallest share a cell may name: apiShare's own
+	// floor (lockstate.Config).
+	minClassShare = 0.01
 )
 
-// ParseBurstSpec reads one cell, JOBSxSEATS@SPACING[/HOLD], the durations
-// in Go's syntax (200ms, 1s, 1m30s). It refuses anything else with an
-// error that names the part at fault.
+// ParseBurstSpec reads one cell, JOBSxSEATS@SPACING[/HOLD][:SHARE], the
+// durations in Go's syntax (200ms, 1s, 1m30s), the share a number above 0
+// and at most 1. It refuses anything else with an error that names the
+// part at fault.
 func ParseBurstSpec(s string) (BurstSpec, error) {
-	var b BurstSpec
+	b := BurstSpec{Share: 1}
 	fail := func(why string) (BurstSpec, error) {
-		return BurstSpec{}, fmt.Errorf("burst spec %q: %s (want JOBSxSEATS@SPACING[/HOLD], e.g. 80x2@200ms or 40x4@1s/30s)", s, why)
+		return BurstSpec{}, fmt.Errorf("burst spec %q: %s (want JOBSxSEATS@SPACING[/HOLD][:SHARE], e.g. 80x2@200ms, 40x4@1s/30s or 20x2@2s:0.25)", s, why)
 	}
-	size, timing, ok := strings.Cut(strings.TrimSpace(s), "@")
+	spec, share, hasShare := strings.Cut(strings.TrimSpace(s), ":")
+	if hasShare {
+		v, err := strconv.ParseFloat(share, 64)
+		if err != nil || !(v >= minClassShare && v <= 1) {
+			return fail(fmt.Sprintf("share must be a number from %g to 1", minClassShare))
+		}
+		b.Share = v
+	}
+	size, timing, ok := strings.Cut(spec, "@")
 	if !ok {
 		return fail("no @SPACING")
 	}
@@ -80,30 +97,51 @@ func ParseBurstSpec(s string) (BurstSpec, error) {
 }
 
 // String is the spec in ParseBurstSpec's syntax, the hold only when it is
-// not the default.
+// not the default, the share only when it is below 1.
 func (b BurstSpec) String() string {
 	s := fmt.Sprintf("%dx%d@%s", b.Jobs, b.Seats, b.Spacing)
 	if b.Hold != DefaultClassHold {
 		s += "/" + b.Hold.String()
 	}
+	if b.share() < 1 {
+		s += ":" + strconv.FormatFloat(b.Share, 'g', -1, 64)
+	}
 	return s
 }
 
+// share is the cell's apiShare: 1 when it names none.
+func (b BurstSpec) share() float64 {
+	if b.Share > 0 && b.Share < 1 {
+		return b.Share
+	}
+	return 1
+}
+
 // Workload is the cell as a bench workload over seeds consecutive seeds,
-// judged like bench burst-40x4.
+// judged like bench burst-40x4 (like burst-20-quarter-limits below a
+// share of 1).
 func (b BurstSpec) Workload(seeds int) Workload {
-	return Workload{
+	wl := Workload{
 		Name: "class-" + b.String(), Seats: b.Seats, Latency: DefaultLatency, Seeds: max(seeds, 1),
 		NoticedP95: 10 * time.Second, BudgetBound: true,
 		Description: fmt.Sprintf("%d jobs %s apart on %d seats, %s holds, GitHub's secondary limits as they are (class sweep)", b.Jobs, b.Spacing, b.Seats, b.Hold),
 		Jobs:        evenlySpaced(b.Jobs, b.Spacing, b.Hold),
 	}
+	if share := b.share(); share < 1 {
+		wl.LimitScale, wl.NoticedP95 = share, 20*time.Second
+		wl.Config = fmt.Sprintf(`{"maxHolders":%d,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":%s}`+"\n", b.Seats, strconv.FormatFloat(share, 'g', -1, 64))
+		wl.Description = fmt.Sprintf("%d jobs %s apart on %d seats, %s holds, GitHub's secondary limits times %g and the lock's apiShare saying so (class sweep)", b.Jobs, b.Spacing, b.Seats, b.Hold, share)
+	}
+	return wl
 }
 
 // ClassGrid is the sweep `make bench-class` runs, 5 s holds throughout:
 // 80 jobs at five arrival spacings (20 down to 1 a second) on 1, 2, 4 and 8
 // seats, then 10 jobs at 2, 1 and 0.5 a second on 1 and 2 seats (a small
-// queue, where the first handoffs come before the holds are logged).
+// queue, where the first handoffs come before the holds are logged), then
+// 20 jobs at one every 2 and 4 s on 1, 2 and 4 seats of a lock at a
+// quarter of the App (bench burst-20-quarter-limits' share, arriving a
+// tenth and a twentieth as fast).
 func ClassGrid() []BurstSpec {
 	var grid []BurstSpec
 	for _, seats := range []int{1, 2, 4, 8} {
@@ -114,6 +152,11 @@ func ClassGrid() []BurstSpec {
 	for _, seats := range []int{1, 2} {
 		for _, sp := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
 			grid = append(grid, BurstSpec{Jobs: 10, Seats: seats, Spacing: sp, Hold: DefaultClassHold})
+		}
+	}
+	for _, seats := range []int{1, 2, 4} {
+		for _, sp := range []time.Duration{2 * time.Second, 4 * time.Second} {
+			grid = append(grid, BurstSpec{Jobs: 20, Seats: seats, Spacing: sp, Hold: DefaultClassHold, Share: 0.25})
 		}
 	}
 	return grid

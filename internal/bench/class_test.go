@@ -16,10 +16,13 @@ func TestParseBurstSpec(t *testing.T) {
 		want BurstSpec
 		str  string
 	}{
-		{"80x2@200ms", BurstSpec{Jobs: 80, Seats: 2, Spacing: 200 * time.Millisecond, Hold: DefaultClassHold}, "80x2@200ms"},
-		{" 40x4@1s/30s ", BurstSpec{Jobs: 40, Seats: 4, Spacing: time.Second, Hold: 30 * time.Second}, "40x4@1s/30s"},
-		{"1x1@1ms/5s", BurstSpec{Jobs: 1, Seats: 1, Spacing: time.Millisecond, Hold: 5 * time.Second}, "1x1@1ms"},
-		{"1000x64@1h/1h", BurstSpec{Jobs: 1000, Seats: 64, Spacing: time.Hour, Hold: time.Hour}, "1000x64@1h0m0s/1h0m0s"},
+		{"80x2@200ms", BurstSpec{Jobs: 80, Seats: 2, Spacing: 200 * time.Millisecond, Hold: DefaultClassHold, Share: 1}, "80x2@200ms"},
+		{" 40x4@1s/30s ", BurstSpec{Jobs: 40, Seats: 4, Spacing: time.Second, Hold: 30 * time.Second, Share: 1}, "40x4@1s/30s"},
+		{"1x1@1ms/5s", BurstSpec{Jobs: 1, Seats: 1, Spacing: time.Millisecond, Hold: 5 * time.Second, Share: 1}, "1x1@1ms"},
+		{"1000x64@1h/1h", BurstSpec{Jobs: 1000, Seats: 64, Spacing: time.Hour, Hold: time.Hour, Share: 1}, "1000x64@1h0m0s/1h0m0s"},
+		{"20x2@2s:0.25", BurstSpec{Jobs: 20, Seats: 2, Spacing: 2 * time.Second, Hold: DefaultClassHold, Share: 0.25}, "20x2@2s:0.25"},
+		{"20x2@2s/30s:0.5", BurstSpec{Jobs: 20, Seats: 2, Spacing: 2 * time.Second, Hold: 30 * time.Second, Share: 0.5}, "20x2@2s/30s:0.5"},
+		{"20x2@2s:1", BurstSpec{Jobs: 20, Seats: 2, Spacing: 2 * time.Second, Hold: DefaultClassHold, Share: 1}, "20x2@2s"},
 	}
 	for _, c := range ok {
 		got, err := ParseBurstSpec(c.in)
@@ -45,12 +48,17 @@ func TestParseBurstSpec(t *testing.T) {
 		"80x2@1s/500ms": "hold must be",
 		"80x2@1s/2h":    "hold must be",
 		"80x2@1s/":      "hold must be",
+		"80x2@1s:0":     "share must be",
+		"80x2@1s:1.5":   "share must be",
+		"80x2@1s:a":     "share must be",
+		"80x2@1s:NaN":   "share must be",
+		"80x2@1s:":      "share must be",
 	}
 	for in, why := range bad {
 		_, err := ParseBurstSpec(in)
 		require.Error(t, err, "%q", in)
 		assert.Contains(t, err.Error(), why, "%q", in)
-		assert.Contains(t, err.Error(), "JOBSxSEATS@SPACING[/HOLD]", "%q: the error shows the syntax", in)
+		assert.Contains(t, err.Error(), "JOBSxSEATS@SPACING[/HOLD][:SHARE]", "%q: the error shows the syntax", in)
 	}
 }
 
@@ -66,8 +74,17 @@ func TestABurstCellIsJudgedLikeTheTailBursts(t *testing.T) {
 	assert.Equal(t, 39*500*time.Millisecond, jobs[39].arrival)
 	assert.Equal(t, DefaultClassHold, jobs[0].hold)
 
+	quarter := BurstSpec{Jobs: 20, Seats: 2, Spacing: 2 * time.Second, Hold: DefaultClassHold, Share: 0.25}.Workload(4)
+	assert.Equal(t, "class-20x2@2s:0.25", quarter.Name)
+	assert.InDelta(t, 0.25, quarter.LimitScale, 1e-9, "GitHub's limits at the share")
+	assert.Contains(t, quarter.Config, `"apiShare":0.25`)
+	assert.Contains(t, quarter.Config, `"maxHolders":2`)
+	assert.Equal(t, 20*time.Second, quarter.NoticedP95, "judged like burst-20-quarter-limits")
+	assert.Zero(t, wl.LimitScale, "a cell without a share runs at GitHub's own limits")
+	assert.Empty(t, wl.Config)
+
 	grid := ClassGrid()
-	assert.Len(t, grid, 26)
+	assert.Len(t, grid, 32)
 	seen := map[string]bool{}
 	for _, b := range grid {
 		assert.False(t, seen[b.String()], "cell %s twice", b)
@@ -75,6 +92,7 @@ func TestABurstCellIsJudgedLikeTheTailBursts(t *testing.T) {
 	}
 	assert.True(t, seen["80x4@100ms"], "the grid holds bench burst-40x4's spacing and seats")
 	assert.True(t, seen["10x1@1s"], "and a small queue on one seat")
+	assert.True(t, seen["20x2@2s:0.25"], "and a quarter of the App")
 }
 
 func TestRenderClassNamesTheFailedTargets(t *testing.T) {
@@ -90,4 +108,23 @@ func TestRenderClassNamesTheFailedTargets(t *testing.T) {
 	assert.True(t, strings.HasSuffix(lines[1], "PASS"), lines[1])
 	assert.Contains(t, lines[2], " 87 ")
 	assert.True(t, strings.HasSuffix(lines[2], "FAIL "+TargetTailSecondary+","+TargetTailWrites), lines[2])
+}
+
+// FuzzParseBurstSpec: whatever the input, a spec is refused or round-trips
+// through String, within the cell bounds.
+func FuzzParseBurstSpec(f *testing.F) {
+	for _, seed := range []string{"80x2@200ms", "40x4@1s/30s", "20x2@2s:0.25", "20x2@2s/30s:0.5", "1x1@1ms", "80x2@1s:", ":", "@", "x@/:"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		b, err := ParseBurstSpec(in)
+		if err != nil {
+			return
+		}
+		require.True(t, b.Jobs >= 1 && b.Jobs <= maxClassJobs && b.Seats >= 1 && b.Seats <= maxClassSeats, "%q: %+v", in, b)
+		require.True(t, b.Share >= minClassShare && b.Share <= 1, "%q: share %v", in, b.Share)
+		again, err := ParseBurstSpec(b.String())
+		require.NoError(t, err, "%q -> %q", in, b.String())
+		require.Equal(t, b, again, "%q -> %q", in, b.String())
+	})
 }
