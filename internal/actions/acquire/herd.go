@@ -161,8 +161,9 @@ const (
 	// Eight unpaced first writes are a tenth of GitHub's 80 a minute, but
 	// two fifths of a quarter's 20, before their releases and lost races
 	// are counted: 20 jobs 2 s apart on 2 seats of 5 s holds at a quarter
-	// drew 62 secondary-limit answers and a handoff-noticed p95 of 53 s;
-	// counted from 2 arrivals, none and 14 s (docs/performance.md §33).
+	// drew 30-70 secondary-limit answers and a handoff-noticed p95 of
+	// 53-58 s over three runs; counted from 2 arrivals, none and 14 s
+	// (docs/performance.md §33).
 	herdSustainedMinShareArrivals = 2
 	// herdSustainedWrites paces a sustained burst below herdSustainedRate
 	// whose seats turn over within it (seatTurnover): at a job's first
