@@ -146,12 +146,12 @@ func ClassGrid() []BurstSpec {
 	var grid []BurstSpec
 	for _, seats := range []int{1, 2, 4, 8} {
 		for _, sp := range []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second} {
-			grid = append(grid, BurstSpec{Jobs: 80, Seats: seats, Spacing: sp, Hold: DefaultClassHold})
+			grid = append(grid, BurstSpec{Jobs: 80, Seats: seats, Spacing: sp, Hold: DefaultClassHold, Share: 1})
 		}
 	}
 	for _, seats := range []int{1, 2} {
 		for _, sp := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
-			grid = append(grid, BurstSpec{Jobs: 10, Seats: seats, Spacing: sp, Hold: DefaultClassHold})
+			grid = append(grid, BurstSpec{Jobs: 10, Seats: seats, Spacing: sp, Hold: DefaultClassHold, Share: 1})
 		}
 	}
 	for _, seats := range []int{1, 2, 4} {

@@ -89,6 +89,9 @@ func TestABurstCellIsJudgedLikeTheTailBursts(t *testing.T) {
 	for _, b := range grid {
 		assert.False(t, seen[b.String()], "cell %s twice", b)
 		seen[b.String()] = true
+		again, err := ParseBurstSpec(b.String())
+		require.NoError(t, err)
+		assert.Equal(t, b, again, "the grid's cell %s is what BURST=%s runs", b, b)
 	}
 	assert.True(t, seen["80x4@100ms"], "the grid holds bench burst-40x4's spacing and seats")
 	assert.True(t, seen["10x1@1s"], "and a small queue on one seat")
