@@ -278,6 +278,11 @@ func (w *world) set(f func()) {
 	f()
 }
 
+// acquireTimeout is every simulated job's timeout-minutes: six hours,
+// longer than any workload's wait unless GitHub's hourly content limit
+// stops the App's writes.
+const acquireTimeout = 6 * time.Hour
+
 func (w *world) removal(holderID string, at time.Time) {
 	w.set(func() { w.removals = append(w.removals, checker.Removal{HolderID: holderID, At: at}) })
 }
@@ -309,6 +314,10 @@ func (w *world) runJob(ctx context.Context, j *simJob, onAdmit func()) {
 		Getenv: func(k string) string { return env[k] }, Stdout: io.Discard, Clock: clock.Real{},
 		Jitter: rng.Float64, Transport: j.tap, PollUnit: time.Second,
 	}
+	// At its timeout-minutes an acquire removes its own queue entry (exact
+	// cleanup): a removal the checker may see from that deadline on, and
+	// not before it.
+	w.removal(j.holderID, time.Now().Add(acquireTimeout))
 	err := acquire.Run(ctx, deps)
 	outs, _ := actionio.ReadFileCommands(env["GITHUB_OUTPUT"])
 	if ctx.Err() != nil {
@@ -390,7 +399,7 @@ func (w *world) stepEnv(j *simJob, dir string) map[string]string {
 		"INPUT_RUNNER_ID":        j.runner,
 		"INPUT_GITHUB_TOKEN":     w.tokens[j.repo],
 		"INPUT_POLL_SECONDS":     strconv.Itoa(PollSeconds),
-		"INPUT_TIMEOUT_MINUTES":  "360",
+		"INPUT_TIMEOUT_MINUTES":  strconv.Itoa(int(acquireTimeout / time.Minute)),
 	}
 	if j.labels != "" {
 		env["INPUT_SEAT_LABELS"] = j.labels
