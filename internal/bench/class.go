@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/lockstate"
 )
 
 // The class of bursts (docs/performance.md §27): issue 23 asks that bursts
@@ -47,8 +49,8 @@ const (
 	maxClassSpacing = time.Hour
 	maxClassHold    = time.Hour
 	// minClassShare is the smallest share a cell may name: apiShare's own
-	// floor (lockstate.Config).
-	minClassShare = 0.01
+	// floor.
+	minClassShare = lockstate.MinAPIShare
 )
 
 // ParseBurstSpec reads one cell, JOBSxSEATS@SPACING[/HOLD][:SHARE], the
@@ -129,7 +131,7 @@ func (b BurstSpec) Workload(seeds int) Workload {
 	}
 	if share := b.share(); share < 1 {
 		wl.LimitScale, wl.NoticedP95 = share, 20*time.Second
-		wl.Config = fmt.Sprintf(`{"maxHolders":%d,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":%s}`+"\n", b.Seats, strconv.FormatFloat(share, 'g', -1, 64))
+		wl.Config = shareConfig(b.Seats, share)
 		wl.Description = fmt.Sprintf("%d jobs %s apart on %d seats, %s holds, GitHub's secondary limits times %g and the lock's apiShare saying so (class sweep)", b.Jobs, b.Spacing, b.Seats, b.Hold, share)
 	}
 	return wl

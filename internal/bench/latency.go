@@ -4,6 +4,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/Ambiguous-Interactive/ambiguous-organization-build-lock/internal/checker"
@@ -34,7 +35,7 @@ const (
 func latencyWorkloads() []Workload {
 	quarter := Workload{
 		Name: "burst-20-quarter-limits", Seats: 2, Latency: DefaultLatency, Seeds: 8, LimitScale: 0.25, NoticedP95: 20 * time.Second, BudgetBound: true,
-		Config:      `{"maxHolders":2,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":0.25}` + "\n",
+		Config:      shareConfig(2, 0.25),
 		Description: "20 jobs 0.2 s apart on 2 seats, 5 s holds, with GitHub's secondary limits at a quarter (20 content-creating requests and 225 points per minute) and the lock's apiShare saying so",
 		Jobs:        evenlySpaced(20, 200*time.Millisecond, 5*time.Second),
 	}
@@ -115,6 +116,13 @@ func latencyWorkloads() []Workload {
 			},
 		},
 	}
+}
+
+// shareConfig is the lock config of a workload on seats seats whose jobs
+// may use share of the App's limits: the config every workload without
+// one uses (runner serialization, no cooldown), and apiShare.
+func shareConfig(seats int, share float64) string {
+	return fmt.Sprintf(`{"maxHolders":%d,"runnerSerialization":true,"releaseCooldownSeconds":0,"apiShare":%s}`+"\n", seats, strconv.FormatFloat(share, 'g', -1, 64))
 }
 
 // scaledLimits is GitHub's secondary limits times scale (at least 1 each).

@@ -341,8 +341,8 @@ func sustainedArrivals(start time.Time, gap time.Duration, n int) []lockstate.Re
 }
 
 // sustainedRate paces a burst too slow for herdEngageRate once the log
-// shows herdSustainedMinArrivals × apiShare arrivals (at least 2) at herdSustainedRate × apiShare a
-// second or faster, measured from the lowest ticket minted in the span to
+// shows herdSustainedMinArrivals × apiShare arrivals (at least 2) at
+// herdSustainedRate × apiShare a second or faster, measured from the lowest ticket minted in the span to
 // the job's own mint; it counts in poll units, so the compressed demo's
 // arrivals a real second apart are a minute apart in its own time.
 func TestSustainedRatePacesABurstThatLasts(t *testing.T) {
